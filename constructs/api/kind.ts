@@ -1,0 +1,29 @@
+/** What a CustomResourceDefinition needs to know about one kind. */
+import type { TSchema } from '@sinclair/typebox';
+
+export interface PrinterColumn {
+  readonly name: string;
+  readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  readonly jsonPath: string;
+  readonly description?: string;
+}
+
+export interface KindDefinition {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly singular: string;
+  readonly listKind: string;
+  readonly scope: 'Cluster' | 'Namespaced';
+  readonly description: string;
+  readonly spec: TSchema;
+  readonly specDescription: string;
+  /** Absent: no status field and no status subresource. */
+  readonly status?: TSchema;
+  readonly statusDescription?: string;
+  readonly printerColumns: readonly PrinterColumn[];
+}
+
+/** The `Age` column every kubebuilder CRD ends with. */
+export const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };

@@ -1,0 +1,72 @@
+/** IPAddressClaim: a tenant's namespaced request for an address (PersistentVolumeClaim analog). */
+import { Type, type Static } from '@sinclair/typebox';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import { AGE_COLUMN, type KindDefinition } from '../kind.js';
+import { StringEnum } from '../schema.js';
+import { Conditions } from './condition.js';
+import { API_VERSION, GROUP, VERSION } from './group.js';
+
+export const ADDRESS_FAMILIES = ['IPv4', 'IPv6', 'Dual'] as const;
+export type AddressFamily = (typeof ADDRESS_FAMILIES)[number];
+
+export const IPAddressClaimSpec = Type.Object({
+  className: Type.Optional(Type.String({ description: 'The IPAddressClass to claim from. Empty means the default class.' })),
+  family: Type.Optional(
+    StringEnum(ADDRESS_FAMILIES, {
+      default: 'IPv4',
+      description: 'Address family. Dual binds two addresses, one IPv4 and one IPv6.',
+    }),
+  ),
+  addressName: Type.Optional(
+    Type.String({ description: 'Pins the claim to this Available IPAddress. Only meaningful for single-family claims.' }),
+  ),
+});
+export type IPAddressClaimSpec = Static<typeof IPAddressClaimSpec>;
+
+export const CLAIM_PHASES = ['Pending', 'Bound', 'Lost'] as const;
+export type ClaimPhase = (typeof CLAIM_PHASES)[number];
+
+export const BoundAddress = Type.Object({
+  name: Type.String({ description: 'Name of the IPAddress object.' }),
+  address: Type.String({ description: 'The IP address.' }),
+});
+export type BoundAddress = Static<typeof BoundAddress>;
+
+export const IPAddressClaimStatus = Type.Object({
+  phase: Type.Optional(StringEnum(CLAIM_PHASES, { description: 'Lifecycle phase of the claim.' })),
+  className: Type.Optional(Type.String({ description: 'The class the claim resolved to. Sticky once set.' })),
+  addresses: Type.Optional(
+    Type.Array(BoundAddress, { description: 'The bound addresses, sorted by object name.' }),
+  ),
+  conditions: Type.Optional(Conditions),
+});
+export type IPAddressClaimStatus = Static<typeof IPAddressClaimStatus>;
+
+export interface IPAddressClaim {
+  apiVersion: typeof API_VERSION;
+  kind: 'IPAddressClaim';
+  metadata: V1ObjectMeta;
+  spec: IPAddressClaimSpec;
+  status?: IPAddressClaimStatus;
+}
+
+export const IP_ADDRESS_CLAIM: KindDefinition = {
+  group: GROUP,
+  version: VERSION,
+  kind: 'IPAddressClaim',
+  plural: 'ipaddressclaims',
+  singular: 'ipaddressclaim',
+  listKind: 'IPAddressClaimList',
+  scope: 'Namespaced',
+  description: 'IPAddressClaim is a request for one IP address (two for Dual) of a class.',
+  spec: IPAddressClaimSpec,
+  specDescription: 'What the claim asks for.',
+  status: IPAddressClaimStatus,
+  statusDescription: 'The observed state of the claim.',
+  printerColumns: [
+    { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+    { name: 'Class', type: 'string', jsonPath: '.status.className' },
+    { name: 'Addresses', type: 'string', jsonPath: '.status.addresses[*].address' },
+    AGE_COLUMN,
+  ],
+};

@@ -1,0 +1,21 @@
+/**
+ * Annotations and finalizers that form the contract between the core and its
+ * drivers (address-controller-api.md §6). Both controllers import these.
+ */
+import { GROUP } from './group.js';
+
+/** On an IPAddressClass, value exactly "true": the class used when a claim names none. */
+export const DEFAULT_CLASS_ANNOTATION = `ipaddressclass.${GROUP}/is-default-class`;
+/** On an IPAddressClaim, written by the core: the resolved class's provisioner. Drivers watch it. */
+export const PROVISIONER_ANNOTATION = `${GROUP}/provisioner`;
+/** On a Service, written by the tenant: a claim in the Service's own namespace. */
+export const IP_ADDRESS_CLAIM_ANNOTATION = `${GROUP}/ip-address-claim`;
+/** Core finalizer on every IPAddressClaim: runs the reclaim flow first. */
+export const CLAIM_PROTECTION_FINALIZER = `${GROUP}/claim-protection`;
+/** Core finalizer on every IPAddress: blocks deletion while bound to a live claim. */
+export const ADDRESS_PROTECTION_FINALIZER = `${GROUP}/address-protection`;
+
+/** The MetalLB driver's provisioner name (IPAddressClass.spec.provisioner). */
+export const METALLB_PROVISIONER = `metallb.drivers.${GROUP}`;
+/** The MetalLB driver's finalizer on every IPAddress it creates. */
+export const METALLB_TEARDOWN_FINALIZER = `${METALLB_PROVISIONER}/teardown`;

@@ -1,0 +1,100 @@
+/** The upstream chart of the MetalLB driver (metallb-iad.md §11-§13). */
+import type { V1Namespace } from '@kubernetes/client-node';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Construct } from 'constructs';
+import { GROUP } from '../api/v1alpha1/group.js';
+import { ControllerChart } from '../controller/controller-chart.js';
+import { commonLabels } from '../controller/labels.js';
+import type { RbacRule } from '../controller/rbac.js';
+import { controllerDefaults, controllerValuesSchema } from '../controller/values.js';
+import { Helm, Pipeline, Release, valuesOf } from '../helm/expr.js';
+import { templatedObject } from '../helm/templated-object.js';
+import { defineValues } from '../helm/values.js';
+import { IMAGES, type ImagePin } from '../images.js';
+import { RELEASE_VERSION } from '../version.js';
+
+export const METALLB_IAD = 'metallb-iad';
+
+const NAMESPACE_NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+
+export const metallbIadValuesSchema = controllerValuesSchema({
+  metallbNamespace: Type.String({
+    pattern: NAMESPACE_NAME,
+    maxLength: 63,
+    description: "Namespace of MetalLB, where the driver writes each class's IPAddressPool and L2Advertisement.",
+  }),
+  placeholderNamespace: Type.Union([Type.Literal(''), Type.String({ pattern: NAMESPACE_NAME, maxLength: 63 })], {
+    description:
+      'Namespace of the placeholder Services that hold reservations; tenants must not write there. ' +
+      'Empty means the release namespace; any other name is created by the chart.',
+  }),
+});
+export type MetallbIadValues = Static<typeof metallbIadValuesSchema>;
+
+export function metallbIadDefaults(image: ImagePin = IMAGES.metallbIad): MetallbIadValues {
+  return { ...controllerDefaults(image), metallbNamespace: 'metallb-system', placeholderNamespace: '' };
+}
+
+/**
+ * Cluster-wide: read claims and classes, provision addresses, render MetalLB
+ * pools, and pin tenant Services (any namespace) through update/patch.
+ * Creating and deleting Services is narrowed to the placeholder namespace.
+ */
+export const METALLB_IAD_RULES: readonly RbacRule[] = [
+  { apiGroup: '', resources: ['events'], verbs: ['create', 'patch'] },
+  { apiGroup: '', resources: ['services'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+  { apiGroup: GROUP, resources: ['ipaddressclaims', 'ipaddressclasses'], verbs: ['get', 'list', 'watch'] },
+  {
+    apiGroup: GROUP,
+    resources: ['ipaddresses'],
+    verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+  },
+  { apiGroup: GROUP, resources: ['ipaddresses/status'], verbs: ['get', 'patch', 'update'] },
+  {
+    apiGroup: 'metallb.io',
+    resources: ['ipaddresspools', 'l2advertisements'],
+    verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+  },
+];
+
+export const PLACEHOLDER_RULES: readonly RbacRule[] = [
+  { apiGroup: '', resources: ['services'], verbs: ['create', 'delete'] },
+];
+
+export interface MetallbIadChartProps {
+  /**
+   * The values written to values.yaml.
+   * @default metallbIadDefaults()
+   */
+  readonly values?: MetallbIadValues;
+}
+
+export class MetallbIadChart extends ControllerChart<typeof metallbIadValuesSchema> {
+  constructor(scope: Construct, id: string, props: MetallbIadChartProps = {}) {
+    const v = valuesOf<MetallbIadValues>();
+    const placeholderNamespace = Pipeline.orDefault(v('placeholderNamespace'), Release.namespace);
+    super(scope, id, {
+      name: METALLB_IAD,
+      version: RELEASE_VERSION,
+      appVersion: RELEASE_VERSION,
+      description: 'MetalLB driver for IP addresses as a first-class resource',
+      kubeVersion: '>=1.29.0-0',
+      keywords: ['ipam', 'metallb', 'networking', 'cozystack'],
+      values: defineValues(metallbIadValuesSchema, props.values ?? metallbIadDefaults()),
+      clusterRules: METALLB_IAD_RULES,
+      namespacedGrants: [{ suffix: 'placeholders', namespace: Helm.str(placeholderNamespace), rules: PLACEHOLDER_RULES }],
+      extraArgs: [
+        Helm.printf('--metallb-namespace=%s', v('metallbNamespace')),
+        Helm.printf('--placeholder-namespace=%s', placeholderNamespace),
+      ],
+    });
+
+    // A separate placeholder namespace is part of the release, so its Role can bind.
+    const separate = Pipeline.and(v('placeholderNamespace'), Pipeline.ne(v('placeholderNamespace'), Release.namespace));
+    templatedObject<V1Namespace>(this.addTemplate('namespace.yaml', { when: separate }), 'PlaceholderNamespace', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: Helm.str(v('placeholderNamespace')), labels: commonLabels(METALLB_IAD) },
+    });
+  }
+}

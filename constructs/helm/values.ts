@@ -1,0 +1,72 @@
+/**
+ * Chart values: one TypeBox schema gives the TypeScript type of `.Values`, the
+ * chart's `values.schema.json` (which Helm enforces on install, template and
+ * lint) and the validator synth uses for overrides.
+ */
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import { Ajv, type ErrorObject } from 'ajv';
+import { toOpenApi } from '../api/schema.js';
+
+export interface ValuesDefinition<S extends TObject = TObject> {
+  /** The schema of `.Values`; objects reject unknown keys unless they say otherwise. */
+  readonly schema: S;
+  /** What values.yaml holds. Validated against the schema at synth. */
+  readonly defaults: Static<S>;
+}
+
+export function defineValues<S extends TObject>(schema: S, defaults: Static<S>): ValuesDefinition<S> {
+  return { schema, defaults };
+}
+
+/** The JSON Schema written as values.schema.json. */
+export function valuesJsonSchema(definition: ValuesDefinition): Record<string, unknown> {
+  const schema = toOpenApi(definition.schema);
+  const properties = { ...(schema.properties as Record<string, unknown>) };
+  // Helm hands every subchart the parent's `global` map; a closed schema must admit it.
+  properties.global = { type: 'object', description: 'Values shared with every chart of a release (Helm).' };
+  return { $schema: 'http://json-schema.org/draft-07/schema#', ...schema, properties };
+}
+
+/** One schema violation, with the offending field as a dotted path. */
+export interface ValuesError {
+  readonly field: string;
+  readonly message: string;
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const compiled = new WeakMap<object, ReturnType<typeof ajv.compile>>();
+
+/** Checks `values` against the definition's schema; an empty list means valid. */
+export function validateValues(definition: ValuesDefinition, values: unknown): ValuesError[] {
+  let validate = compiled.get(definition.schema);
+  if (!validate) {
+    validate = ajv.compile(valuesJsonSchema(definition));
+    compiled.set(definition.schema, validate);
+  }
+  if (validate(values)) {
+    return [];
+  }
+  return (validate.errors ?? []).map(describeError).sort((a, b) => a.field.localeCompare(b.field));
+}
+
+function describeError(error: ErrorObject): ValuesError {
+  const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.keyword === 'additionalProperties') {
+    segments.push(String((error.params as { additionalProperty: string }).additionalProperty));
+    return { field: segments.join('.'), message: 'unknown field' };
+  }
+  if (error.keyword === 'required') {
+    segments.push(String((error.params as { missingProperty: string }).missingProperty));
+    return { field: segments.join('.'), message: 'is required' };
+  }
+  return { field: segments.join('.') || '(root)', message: error.message ?? error.keyword };
+}
+
+/** The `description` of the schema node at `path`, for comments in values.yaml. */
+export function describeValue(schema: TSchema, path: readonly string[]): string | undefined {
+  let node: TSchema | undefined = schema;
+  for (const segment of path) {
+    node = (node?.properties as Record<string, TSchema> | undefined)?.[segment];
+  }
+  return node?.description as string | undefined;
+}

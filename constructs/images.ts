@@ -1,0 +1,64 @@
+/**
+ * Image pins: the one source of every container image the artifact references.
+ *
+ * Every reference is `<repository>:<tag>@sha256:<64 hex>` (Cozystack's
+ * "repository + digest inside tag" shape); synth refuses anything else. The
+ * release pipeline rewrites this file after pushing the images it builds from
+ * the Dockerfiles under controllers/.
+ */
+
+export interface ImagePin {
+  /** Registry and path, without tag. */
+  readonly repository: string;
+  /** The human-readable tag. */
+  readonly tag: string;
+  /** `sha256:<64 lowercase hex>`: what actually runs. */
+  readonly digest: string;
+}
+
+export const IMAGE_TAG_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}@sha256:[0-9a-f]{64}$';
+
+/**
+ * Placeholder digest for images not yet published: these controllers have never
+ * been pushed (no registry is reachable from the build machines), so the pins
+ * carry the all-zero digest until the first release run stamps the real one.
+ */
+const UNPUBLISHED = `sha256:${'0'.repeat(64)}`;
+
+export const IMAGES = {
+  addressController: {
+    repository: 'ghcr.io/cozystack/cozystack/address-controller',
+    tag: 'v0.1.0',
+    digest: UNPUBLISHED,
+  },
+  metallbIad: {
+    repository: 'ghcr.io/cozystack/cozystack/metallb-iad',
+    tag: 'v0.1.0',
+    digest: UNPUBLISHED,
+  },
+} as const satisfies Record<string, ImagePin>;
+
+/** Checks a pin; returns a message naming what is wrong, or undefined. */
+export function checkImagePin(name: string, pin: ImagePin): string | undefined {
+  if (!/^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-][a-z0-9]+)*)+$/.test(pin.repository)) {
+    return `image ${name}: repository ${JSON.stringify(pin.repository)} is not a registry path`;
+  }
+  if (pin.repository.includes('@') || pin.tag.includes('@')) {
+    return `image ${name}: put the digest in "digest", not in repository or tag`;
+  }
+  if (!pin.digest) {
+    return `image ${name}: no digest; every image must be pinned as tag@sha256:<64 hex>`;
+  }
+  if (!/^sha256:[0-9a-f]{64}$/.test(pin.digest)) {
+    return `image ${name}: digest ${JSON.stringify(pin.digest)} is malformed; expected sha256:<64 lowercase hex>`;
+  }
+  if (!new RegExp(IMAGE_TAG_PATTERN).test(`${pin.tag}@${pin.digest}`)) {
+    return `image ${name}: tag ${JSON.stringify(pin.tag)} is not a valid tag`;
+  }
+  return undefined;
+}
+
+/** The values shape of a pin: repository plus `tag@digest`. */
+export function imageValues(pin: ImagePin): { repository: string; tag: string } {
+  return { repository: pin.repository, tag: `${pin.tag}@${pin.digest}` };
+}

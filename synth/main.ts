@@ -1,0 +1,86 @@
+/**
+ * `npm run synth`: writes the cozystack-packages artifact into dist/.
+ *
+ *   npm run synth                     write dist/
+ *   npm run synth -- --check          exit 1 with a diff if dist/ is not what synth writes
+ *   npm run synth -- --out DIR        write elsewhere
+ *   npm run synth -- --set metallb-iad.controller.replicas=2 --values overrides.yaml
+ */
+import { tmpdir } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { artifactDigest, synthesize } from './artifact.js';
+import { diffTrees, readTree, roundTrip, writeTree } from './output.js';
+import { SynthInputError } from './overrides.js';
+
+export async function main(argv: string[]): Promise<number> {
+  const started = performance.now();
+  const args = await yargs(argv)
+    .scriptName('synth')
+    .usage('$0 [--out DIR] [--check] [--values FILE]... [--set CHART.PATH=VALUE]...')
+    .option('out', {
+      type: 'string',
+      default: process.env.CDK8S_OUTDIR || 'dist',
+      describe: 'Folder to write (replaced whole)',
+    })
+    .option('check', {
+      type: 'boolean',
+      default: false,
+      describe: 'Write nothing; diff the synthesized tree against --out and exit 1 on drift',
+    })
+    .option('values', { type: 'string', array: true, describe: 'YAML file mapping chart name to value overrides' })
+    .option('set', { type: 'string', array: true, describe: 'One value override, CHART.PATH=VALUE' })
+    .option('quiet', { type: 'boolean', default: false, describe: 'Print only the summary line' })
+    .strict()
+    .help()
+    .version(false)
+    .exitProcess(false)
+    .fail((message, error) => {
+      throw new SynthInputError(message ?? error?.message ?? 'invalid arguments');
+    })
+    .parseAsync();
+  if (args.help) {
+    return 0;
+  }
+
+  const files = synthesize({ valuesFiles: args.values, set: args.set });
+  const digest = artifactDigest(files);
+  const elapsed = () => `${Math.round(performance.now() - started)} ms`;
+
+  if (args.check) {
+    const committed = readTree(args.out);
+    const diff = diffTrees(committed, roundTrip(files, tmpdir()), args.out.replace(/\/+$/, ''));
+    if (diff) {
+      process.stdout.write(diff);
+      process.stderr.write(`synth --check: ${args.out} differs from what synth writes; run npm run synth and commit it\n`);
+      return 1;
+    }
+    process.stdout.write(`synth --check: ${args.out} is up to date (${files.size} files, ${digest}) in ${elapsed()}\n`);
+    return 0;
+  }
+
+  writeTree(args.out, files);
+  if (!args.quiet) {
+    for (const [path, content] of files) {
+      process.stdout.write(`  ${args.out}/${path} (${Buffer.byteLength(content)} bytes)\n`);
+    }
+  }
+  process.stdout.write(`synth: wrote ${files.size} files to ${args.out} (${digest}) in ${elapsed()}\n`);
+  return 0;
+}
+
+main(hideBin(process.argv)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof SynthInputError) {
+      process.stderr.write(`synth: ${error.message.split('\n')[0]}\n`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`synth: internal error: ${(error as Error).stack ?? error}\n`);
+      process.exitCode = 3;
+    }
+  },
+);

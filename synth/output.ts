@@ -1,0 +1,110 @@
+/** Writing the artifact tree to disk atomically, reading it back, and diffing two trees. */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { createTwoFilesPatch } from 'diff';
+import { CHECKSUMS_FILE, type FileTree } from './artifact.js';
+import { SynthInputError } from './overrides.js';
+
+/**
+ * Replaces `out` with exactly `files`: written to a sibling temp folder first
+ * and renamed into place, so a failure leaves the previous output untouched.
+ */
+export function writeTree(out: string, files: FileTree): void {
+  const target = resolve(out);
+  guardTarget(out, target);
+  const parent = dirname(target);
+  let staging: string | undefined;
+  try {
+    mkdirSync(parent, { recursive: true });
+    staging = mkdtempSync(join(parent, `.${basename(target)}.tmp-`));
+    writeFiles(staging, files);
+    if (existsSync(target)) {
+      const old = `${staging}.old`;
+      renameSync(target, old);
+      renameSync(staging, target);
+      rmSync(old, { recursive: true, force: true });
+    } else {
+      renameSync(staging, target);
+    }
+    staging = undefined;
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    throw new SynthInputError(`--out ${out}: cannot write: ${e.code ?? ''} ${e.message}`.replace(/\s+/g, ' '));
+  } finally {
+    if (staging) {
+      rmSync(staging, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Writes `files` under `dir`, which must exist. */
+export function writeFiles(dir: string, files: FileTree): void {
+  for (const [path, content] of files) {
+    const file = join(dir, ...path.split('/'));
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, content);
+  }
+}
+
+/** Never replace a folder synth did not write (say `--out .`): it would be deleted. */
+function guardTarget(out: string, target: string): void {
+  if (!existsSync(target)) {
+    return;
+  }
+  if (!statSync(target).isDirectory()) {
+    throw new SynthInputError(`--out ${out}: exists and is not a directory`);
+  }
+  if (readdirSync(target).length > 0 && !existsSync(join(target, CHECKSUMS_FILE))) {
+    throw new SynthInputError(
+      `--out ${out}: exists, is not empty and holds no ${CHECKSUMS_FILE}, so it is not a synth output; refusing to replace it`,
+    );
+  }
+}
+
+/** Every file under `dir`, keyed by `/`-separated relative path; empty when `dir` is missing. */
+export function readTree(dir: string): FileTree {
+  const files: FileTree = new Map();
+  if (!existsSync(dir)) {
+    return files;
+  }
+  const walk = (current: string) => {
+    for (const entry of readdirSync(current, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const full = join(current, entry.name);
+      if (entry.isDirectory()) {
+        walk(full);
+      } else {
+        files.set(relative(dir, full).split(sep).join('/'), readFileSync(full, 'utf8'));
+      }
+    }
+  };
+  walk(dir);
+  return files;
+}
+
+/** Unified diff from `before` to `after`, labelled under `label`; empty when identical. */
+export function diffTrees(before: FileTree, after: FileTree, label: string): string {
+  const paths = [...new Set([...before.keys(), ...after.keys()])].sort();
+  const patches: string[] = [];
+  for (const path of paths) {
+    const a = before.get(path);
+    const b = after.get(path);
+    if (a === b) {
+      continue;
+    }
+    const from = a === undefined ? '/dev/null' : `a/${label}/${path}`;
+    const to = b === undefined ? '/dev/null' : `b/${label}/${path}`;
+    patches.push(createTwoFilesPatch(from, to, a ?? '', b ?? '', undefined, undefined, { context: 3 }));
+  }
+  return patches.join('');
+}
+
+/** Synthesizes into a fresh temp folder (as a real run would) and reads it back. */
+export function roundTrip(files: FileTree, tmpRoot: string): FileTree {
+  const dir = mkdtempSync(join(tmpRoot, 'cozy-addresses-check-'));
+  try {
+    writeFiles(dir, files);
+    return readTree(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
