@@ -29,7 +29,7 @@ export function writeTree(out: string, files: FileTree): void {
     staging = undefined;
   } catch (error) {
     const e = error as NodeJS.ErrnoException;
-    throw new SynthInputError(`--out ${out}: cannot write: ${e.code ?? ''} ${e.message}`.replace(/\s+/g, ' '));
+    throw new SynthInputError(`--out ${out}: cannot write: ${e.message.replace(/\s+/g, ' ')}`);
   } finally {
     if (staging) {
       rmSync(staging, { recursive: true, force: true });

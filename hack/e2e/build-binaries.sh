@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Builds the control-plane binaries the end-to-end suite runs, from Go modules
+# only (no website downloads), into .cache/e2e/bin-<versions>/. Cached: a second
+# run with the same versions does nothing. Prints the bin folder on stdout.
+#
+#   kube-apiserver, kube-controller-manager  from k8s.io/kubernetes (wrapper module:
+#                                            its go.mod pins staging modules at v0.0.0
+#                                            with replace directives, so each is mapped
+#                                            to its published v0.X.Y release)
+#   etcd                                     from go.etcd.io/etcd/server/v3 (same technique)
+#   metallb controller                       go.universe.tf/metallb/controller
+set -euo pipefail
+
+KUBE_VERSION="${KUBE_VERSION:-v1.34.2}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.5}"
+METALLB_VERSION="${METALLB_VERSION:-v0.15.3}"
+
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+bin="$root/.cache/e2e/bin-kube${KUBE_VERSION}-etcd${ETCD_VERSION}-metallb${METALLB_VERSION}"
+if [[ -x "$bin/kube-apiserver" && -x "$bin/kube-controller-manager" && -x "$bin/etcd" && -x "$bin/metallb-controller" ]]; then
+  echo "$bin"
+  exit 0
+fi
+mkdir -p "$bin"
+export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+
+log() { echo "e2e binaries: $*" >&2; }
+
+build_kube() {
+  local src="$root/.cache/e2e/src-kube-$KUBE_VERSION" minor="${KUBE_VERSION#v1.}"
+  local staging_version="v0.${minor}"
+  mkdir -p "$src"
+  log "resolving k8s.io/kubernetes@$KUBE_VERSION"
+  local mod
+  mod="$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+  {
+    echo "module cozy-addresses/e2e-kube"
+    echo
+    echo "go 1.24"
+    echo
+    echo "require k8s.io/kubernetes $KUBE_VERSION"
+    echo
+    # Every staging module the tag pins at v0.0.0 maps to its published release.
+    grep -E '^[[:space:]]+k8s\.io/[a-z0-9-]+ v0\.0\.0$' "$mod" | awk -v v="$staging_version" '{print "replace " $1 " => " $1 " " v}'
+  } >"$src/go.mod"
+  cat >"$src/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+)
+GO
+  local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor%%.*}"
+  (cd "$src" && log "go mod tidy (kube)" && go mod tidy -e >/dev/null 2>&1 || true)
+  for cmd in kube-apiserver kube-controller-manager; do
+    log "building $cmd $KUBE_VERSION (takes minutes on a fresh machine)"
+    (cd "$src" && go build -trimpath -ldflags "$ldflags" -o "$bin/$cmd" "k8s.io/kubernetes/cmd/$cmd")
+  done
+}
+
+build_etcd() {
+  local src="$root/.cache/e2e/src-etcd-$ETCD_VERSION"
+  mkdir -p "$src"
+  printf 'module cozy-addresses/e2e-etcd\n\ngo 1.24\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD_VERSION" >"$src/go.mod"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' >"$src/tools.go"
+  log "building etcd $ETCD_VERSION"
+  (cd "$src" && (go mod tidy -e >/dev/null 2>&1 || true) && go build -trimpath -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3)
+}
+
+build_metallb() {
+  log "building metallb controller $METALLB_VERSION"
+  local gobin="$root/.cache/e2e/gobin-metallb-$METALLB_VERSION"
+  GOBIN="$gobin" GOFLAGS= go install -trimpath -ldflags "-s -w" "go.universe.tf/metallb/controller@$METALLB_VERSION"
+  cp "$gobin/controller" "$bin/metallb-controller"
+}
+
+[[ -x "$bin/kube-apiserver" && -x "$bin/kube-controller-manager" ]] || build_kube
+[[ -x "$bin/etcd" ]] || build_etcd
+[[ -x "$bin/metallb-controller" ]] || build_metallb
+echo "$bin"

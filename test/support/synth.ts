@@ -1,0 +1,19 @@
+/** Synthesizes the artifact into a temp folder for tests that need files on disk. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { synthesize } from '../../synth/artifact.js';
+import { writeFiles } from '../../synth/output.js';
+
+let cached: string | undefined;
+
+/** A folder holding a fresh synth of the artifact, shared by the tests of one file. */
+export function synthesizedArtifact(): string {
+  if (!cached) {
+    cached = mkdtempSync(join(tmpdir(), 'cozy-addresses-test-'));
+    writeFiles(cached, synthesize());
+  }
+  return cached;
+}
+
+export const REPO_ROOT = join(import.meta.dirname, '..', '..');
