@@ -5,7 +5,10 @@
 import { createHash } from 'node:crypto';
 import { App } from 'cdk8s';
 import { checkImagePin, IMAGES } from '../constructs/images.js';
+import type { TObject } from '@sinclair/typebox';
+import type { HelmChart } from '../constructs/helm/chart-writer.js';
 import { UPSTREAM_CHARTS } from './charts.js';
+import { packagesTree, variantTables } from './packages.js';
 import { SynthInputError, resolveValues, type OverrideSources } from './overrides.js';
 
 /** Path (relative to the artifact root, `/`-separated) to content. */
@@ -24,11 +27,19 @@ export function synthesize(sources: OverrideSources = {}): FileTree {
   // Synthesis never calls app.synth(): files are collected from the tree, so no outdir is created.
   const app = new App({ outdir: '.' });
   const files: FileTree = new Map();
+  const upstream = new Map<string, HelmChart<TObject>>();
   for (const entry of UPSTREAM_CHARTS) {
     const chart = entry.create(app, values.get(entry.name));
+    upstream.set(entry.name, chart);
     for (const [path, content] of chart.files()) {
       files.set(`charts/${entry.name}/${path}`, content);
     }
+  }
+  for (const [path, content] of packagesTree(app, upstream)) {
+    files.set(`packages/${path}`, content);
+  }
+  for (const [path, content] of variantTables()) {
+    files.set(path, content);
   }
   return withChecksums(files);
 }

@@ -34,7 +34,7 @@ export interface ControllerChartProps<S extends TObject> extends HelmChartProps<
 
 export class ControllerChart<S extends TObject> extends HelmChart<S> {
   constructor(scope: Construct, id: string, props: ControllerChartProps<S>) {
-    super(scope, id, props);
+    super(scope, id, { type: 'application', ...props });
     const name = props.name;
     const labels = commonLabels(name);
     const releaseNamespace = Helm.str(Release.namespace);

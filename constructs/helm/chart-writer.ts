@@ -49,6 +49,16 @@ export interface HelmChartProps<S extends TObject> {
   readonly keywords?: readonly string[];
   /** @default none */
   readonly dependencies?: readonly ChartDependency[];
+  /**
+   * Chart.yaml `type`.
+   * @default none (Helm reads a missing type as application)
+   */
+  readonly type?: 'application' | 'library';
+  /**
+   * Comment written above Chart.yaml's `version`, e.g. that the build stamps it.
+   * @default none
+   */
+  readonly versionComment?: string;
   /** Values schema and the defaults written to values.yaml. */
   readonly values: ValuesDefinition<S>;
 }
@@ -100,6 +110,7 @@ export class HelmChart<S extends TObject> extends Construct {
   private readonly props: HelmChartProps<S>;
   private readonly manifests: { folder: string; file: ManifestFile }[] = [];
   private readonly verbatim = new Map<string, string>();
+  private readonly vendored: HelmChart<TObject>[] = [];
 
   constructor(scope: Construct, id: string, props: HelmChartProps<S>) {
     super(scope, id);
@@ -138,6 +149,11 @@ export class HelmChart<S extends TObject> extends Construct {
     this.verbatim.set(path, content);
   }
 
+  /** Vendors another chart verbatim under `charts/<name>/` (Cozystack's wrapper layout). */
+  vendor(chart: HelmChart<TObject>): void {
+    this.vendored.push(chart);
+  }
+
   /** Every file of the chart, keyed by path relative to the chart root, sorted. */
   files(): Map<string, string> {
     const out = new Map<string, string>(this.verbatim);
@@ -147,7 +163,17 @@ export class HelmChart<S extends TObject> extends Construct {
       }
       out.set(path, content);
     };
-    put('Chart.yaml', GENERATED_HEADER + toYaml(this.chartYaml()));
+    for (const chart of this.vendored) {
+      for (const [path, content] of chart.files()) {
+        put(`charts/${chart.chartName}/${path}`, content);
+      }
+    }
+    const versionComment = this.props.versionComment;
+    put(
+      'Chart.yaml',
+      GENERATED_HEADER +
+        toYaml(this.chartYaml(), { commentFor: (path) => (path.join('.') === 'version' ? versionComment : undefined) }),
+    );
     put(
       'values.yaml',
       GENERATED_HEADER +
@@ -182,7 +208,7 @@ export class HelmChart<S extends TObject> extends Construct {
       apiVersion: 'v2',
       name: p.name,
       description: p.description,
-      type: 'application',
+      type: p.type,
       version: p.version,
       appVersion: p.appVersion,
       kubeVersion: p.kubeVersion,

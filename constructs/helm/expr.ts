@@ -123,6 +123,14 @@ export const ChartInfo = {
   appVersion: new HelmOperand<string>('.Chart.AppVersion'),
 } as const;
 
+/** `.Capabilities`: what the target cluster serves. */
+export const Capabilities = {
+  /** True when the cluster serves `<group>/<version>/<Kind>` (or `<version>/<Kind>` for the core group). */
+  hasApi(groupVersionKind: string): HelmOperand<boolean> {
+    return new HelmOperand<boolean>(`.Capabilities.APIVersions.Has ${goString(groupVersionKind)}`);
+  },
+} as const;
+
 /** `helm.sh/chart` label value, the way `helm create` spells it. */
 export const chartLabel = new HelmOperand<string>('printf "%s-%s" .Chart.Name (.Chart.Version | replace "+" "_")');
 

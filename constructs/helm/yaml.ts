@@ -207,10 +207,20 @@ const RESERVED = /^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FA
  */
 const PLAIN = /^[A-Za-z_/][A-Za-z0-9_./@=+,;()'-]*(?:[: ][A-Za-z0-9_./@=+,;()'-]+)*$/;
 
-/** Plain when unambiguous, otherwise a double-quoted scalar (JSON string syntax is valid YAML). */
+/** Printable ASCII without `'`: safe inside a single-quoted scalar, which has no escapes. */
+const SINGLE_QUOTABLE = /^[\x20-\x26\x28-\x7e]*$/;
+
+/**
+ * Plain when unambiguous; single-quoted when that needs no escaping (CEL and
+ * other text with double quotes stay readable); otherwise double-quoted with
+ * JSON escapes, which are valid YAML.
+ */
 export function quoteIfNeeded(value: string): string {
   if (PLAIN.test(value) && !RESERVED.test(value)) {
     return value;
+  }
+  if (value.includes('"') && SINGLE_QUOTABLE.test(value)) {
+    return `'${value}'`;
   }
   // JSON leaves U+0080-U+009F, U+2028/9 and U+FEFF raw; YAML 1.1 readers treat some as breaks.
   return JSON.stringify(value).replace(

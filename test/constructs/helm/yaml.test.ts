@@ -18,15 +18,20 @@ describe('quoteIfNeeded', () => {
     },
   );
 
-  it.each(['', 'yes', 'No', 'on', 'null', '~', '10m', '0.1.0', '1e3', '-1', ' lead', 'trail ', 'a: b', 'a #b', '*ref', '{x}', 'line\nbreak', '.spec.x', '@x', 'x\u2028y'])(
+  it.each(['say "hi"', 'has(self.x) ? "a" : "b"', '', 'yes', 'No', 'on', 'null', '~', '10m', '0.1.0', '1e3', '-1', ' lead', 'trail ', 'a: b', 'a #b', '*ref', '{x}', 'line\nbreak', '.spec.x', '@x', 'x\u2028y'])(
     'quotes %j so that it reads back as the same string',
     (s) => {
       const text = quoteIfNeeded(s);
-      expect(text.startsWith('"')).toBe(true);
+      expect(text).toMatch(/^["']/);
       expect(parse(`v: ${text}`, { version: '1.1' }).v).toBe(s);
       expect(parse(`v: ${text}`).v).toBe(s);
     },
   );
+});
+
+it('single-quotes text with double quotes when no escape is needed', () => {
+  expect(quoteIfNeeded('x == "y"')).toBe(`'x == "y"'`);
+  expect(quoteIfNeeded(`it's "x"`)).toBe(`"it's \\"x\\""`);
 });
 
 describe('toYaml', () => {

@@ -1,0 +1,223 @@
+/**
+ * A typed model of how Cozystack's platform chart turns bundle settings into
+ * Package objects (cozystack-packaging.md §2.7-§2.9), reduced to the system
+ * bundle, which is where MetalLB and these packages live. The iaas, paas and
+ * naas bundles never emit MetalLB or an address package and are not modelled.
+ *
+ * The driver's gate is derived from the MetalLB rule here, never restated:
+ * change where MetalLB is emitted and metallb-iad follows.
+ */
+
+export const PLATFORM_VARIANTS = ['default', 'isp-full', 'isp-full-generic', 'isp-hosted'] as const;
+export type PlatformVariant = (typeof PLATFORM_VARIANTS)[number];
+
+export const SYSTEM_VARIANTS = ['isp-full', 'isp-full-generic', 'isp-hosted'] as const;
+export type SystemVariant = (typeof SYSTEM_VARIANTS)[number];
+
+/** The `bundles` values of the platform chart that decide which Packages render. */
+export interface Bundles {
+  readonly system: { readonly enabled: boolean; readonly variant: SystemVariant };
+  readonly enabledPackages: readonly string[];
+  readonly disabledPackages: readonly string[];
+}
+
+/** What each platform variant's values file presets (values.yaml, values-<variant>.yaml). */
+export const PRESETS: Record<PlatformVariant, Bundles> = {
+  default: { system: { enabled: false, variant: 'isp-full' }, enabledPackages: [], disabledPackages: [] },
+  'isp-full': { system: { enabled: true, variant: 'isp-full' }, enabledPackages: [], disabledPackages: [] },
+  'isp-full-generic': {
+    system: { enabled: true, variant: 'isp-full-generic' },
+    enabledPackages: ['cozystack.backupstrategy-controller'],
+    disabledPackages: [],
+  },
+  'isp-hosted': { system: { enabled: true, variant: 'isp-hosted' }, enabledPackages: [], disabledPackages: [] },
+};
+
+const p = (name: string) => `cozystack.${name}`;
+
+/** `cozystack.platform.system.common-packages`: the data plane shared by the two full variants. */
+export const COMMON_PACKAGES = [
+  'kubeovn-webhook',
+  'kubeovn-plunger',
+  'cozy-proxy',
+  'metallb',
+  'reloader',
+  'linstor-scheduler',
+  'snapshot-controller',
+  'securitygroup-controller',
+].map(p);
+
+/** Which system variants call common-packages. MetalLB's emission follows from this table. */
+export const SYSTEM_HEADS: Record<SystemVariant, { readonly packages: readonly string[]; readonly commonPackages: boolean }> = {
+  'isp-full': { packages: ['networking', 'multus', 'linstor', 'cozystack-scheduler'].map(p), commonPackages: true },
+  'isp-full-generic': { packages: ['networking', 'multus', 'linstor', 'cozystack-scheduler'].map(p), commonPackages: true },
+  'isp-hosted': { packages: ['networking', 'cozystack-scheduler'].map(p), commonPackages: false },
+};
+
+/** The system bundle body, emitted on every system variant (without the OIDC extras). */
+export const SYSTEM_BODY = [
+  'cozystack-engine',
+  'gateway-api-crds',
+  'cert-manager',
+  'flux-plunger',
+  'flux-shard-operator',
+  'victoria-metrics-operator',
+  'tenant-application',
+  'ingress-application',
+  'gateway-application',
+  'seaweedfs-application',
+  'info-application',
+  'monitoring-application',
+  'etcd-application',
+  'bucket-application',
+  'cozystack-basics',
+  'backupstrategy-controller',
+  'backup-controller',
+  'velero',
+  'vertical-pod-autoscaler',
+  'metrics-server',
+  'monitoring-agents',
+  'goldpinger',
+  'prometheus-operator-crds',
+  'grafana-operator',
+  'etcd-operator',
+  'postgres-operator',
+  'objectstorage-controller',
+].map(p);
+
+/** Optional system packages: emitted only when named in enabledPackages. */
+export const SYSTEM_OPTIONAL = [
+  'nfs-driver',
+  'telepresence',
+  'external-dns',
+  'external-dns-application',
+  'kuberture',
+  'external-secrets-operator',
+  'linstor-gui',
+  'hetzner-robotlb',
+].map(p);
+
+export const METALLB = p('metallb');
+export const ADDRESS_CONTROLLER_PACKAGE = p('address-controller');
+export const METALLB_IAD_PACKAGE = p('metallb-iad');
+
+/** `cozystack.platform.package`: a default package renders unless disabled. */
+function defaultPackage(bundles: Bundles, name: string): boolean {
+  return !bundles.disabledPackages.includes(name);
+}
+
+/** `cozystack.platform.package.optional`: renders only when enabled, and disabled wins. */
+function optionalPackage(bundles: Bundles, name: string): boolean {
+  return bundles.enabledPackages.includes(name) && defaultPackage(bundles, name);
+}
+
+/** The MetalLB rule: the variant's head calls common-packages, and MetalLB is not disabled. */
+export function metallbRendered(bundles: Bundles): boolean {
+  return (
+    bundles.system.enabled && SYSTEM_HEADS[bundles.system.variant].commonPackages && defaultPackage(bundles, METALLB)
+  );
+}
+
+/**
+ * The driver: optional, and only where MetalLB itself renders. It hard-depends
+ * on the core, so a disabled core suppresses it (it would wait forever).
+ */
+export function metallbIadRendered(bundles: Bundles): boolean {
+  return (
+    metallbRendered(bundles) &&
+    optionalPackage(bundles, METALLB_IAD_PACKAGE) &&
+    defaultPackage(bundles, ADDRESS_CONTROLLER_PACKAGE)
+  );
+}
+
+/**
+ * The core: optional and offered on every variant (it needs nothing else);
+ * enabling the driver brings it along, as a hard dependency must render
+ * wherever its dependent does (§2.8).
+ */
+export function addressControllerRendered(bundles: Bundles): boolean {
+  return (
+    defaultPackage(bundles, ADDRESS_CONTROLLER_PACKAGE) &&
+    (bundles.enabledPackages.includes(ADDRESS_CONTROLLER_PACKAGE) || metallbIadRendered(bundles))
+  );
+}
+
+export const ADDRESS_PACKAGE_RULES: readonly { readonly name: string; readonly rendered: (b: Bundles) => boolean }[] = [
+  { name: ADDRESS_CONTROLLER_PACKAGE, rendered: addressControllerRendered },
+  { name: METALLB_IAD_PACKAGE, rendered: metallbIadRendered },
+];
+
+/** Every Package the system bundle renders for these settings, sorted. */
+export function renderedPackages(bundles: Bundles): string[] {
+  const rendered = ADDRESS_PACKAGE_RULES.filter((rule) => rule.rendered(bundles)).map((rule) => rule.name);
+  if (bundles.system.enabled) {
+    const head = SYSTEM_HEADS[bundles.system.variant];
+    const candidates = [...head.packages, ...(head.commonPackages ? COMMON_PACKAGES : []), ...SYSTEM_BODY];
+    rendered.push(...candidates.filter((name) => defaultPackage(bundles, name)));
+    rendered.push(...SYSTEM_OPTIONAL.filter((name) => optionalPackage(bundles, name)));
+  }
+  return [...new Set(rendered)].sort();
+}
+
+/** Every package name the model knows. */
+export function knownPackages(): string[] {
+  const all = [
+    ...Object.values(SYSTEM_HEADS).flatMap((h) => h.packages),
+    ...COMMON_PACKAGES,
+    ...SYSTEM_BODY,
+    ...SYSTEM_OPTIONAL,
+    ...ADDRESS_PACKAGE_RULES.map((r) => r.name),
+  ];
+  return [...new Set(all)].sort();
+}
+
+/** The configurations dist/variants/<variant>.yaml lists for each platform variant. */
+export const NAMED_CONFIGURATIONS: readonly { readonly name: string; readonly apply: (b: Bundles) => Bundles }[] = [
+  { name: 'preset', apply: (b) => b },
+  {
+    name: 'addresses-enabled',
+    apply: (b) => ({ ...b, enabledPackages: [...b.enabledPackages, ADDRESS_CONTROLLER_PACKAGE, METALLB_IAD_PACKAGE] }),
+  },
+  {
+    name: 'addresses-enabled-driver-disabled',
+    apply: (b) => ({
+      ...b,
+      enabledPackages: [...b.enabledPackages, ADDRESS_CONTROLLER_PACKAGE, METALLB_IAD_PACKAGE],
+      disabledPackages: [...b.disabledPackages, METALLB_IAD_PACKAGE],
+    }),
+  },
+  {
+    name: 'addresses-enabled-metallb-disabled',
+    apply: (b) => ({
+      ...b,
+      enabledPackages: [...b.enabledPackages, ADDRESS_CONTROLLER_PACKAGE, METALLB_IAD_PACKAGE],
+      disabledPackages: [...b.disabledPackages, METALLB],
+    }),
+  },
+];
+
+/**
+ * The platform-chart fragment that emits the two Packages, generated from the
+ * same rules: `templates/bundles/addresses.yaml` in packages/core/platform,
+ * using the platform's own helpers.
+ */
+export function platformFragment(): string {
+  const fullHeads = SYSTEM_VARIANTS.filter((v) => SYSTEM_HEADS[v].commonPackages).map((v) => JSON.stringify(v));
+  const has = (name: string, list: 'enabledPackages' | 'disabledPackages') => `(has "${name}" $bundles.${list})`;
+  return [
+    '{{- /* Generated by cozy-addresses (npm run synth). Do not edit: change constructs/platform/variants.ts instead. */}}',
+    '{{- /* IP addresses as a first-class resource. Both packages are optional (bundles.enabledPackages). */}}',
+    '{{- $bundles := .Values.bundles }}',
+    '{{- /* MetalLB renders where the system head calls common-packages and it is not disabled. */}}',
+    `{{- $metallb := and $bundles.system.enabled (has $bundles.system.variant (list ${fullHeads.join(' ')})) (not ${has(METALLB, 'disabledPackages')}) }}`,
+    '{{- /* The driver: enabled, only where MetalLB renders, and never without the core it depends on. */}}',
+    `{{- $driver := and $metallb ${has(METALLB_IAD_PACKAGE, 'enabledPackages')} (not ${has(METALLB_IAD_PACKAGE, 'disabledPackages')}) (not ${has(ADDRESS_CONTROLLER_PACKAGE, 'disabledPackages')}) }}`,
+    `{{- if or $driver ${has(ADDRESS_CONTROLLER_PACKAGE, 'enabledPackages')} }}`,
+    `{{ include "cozystack.platform.package.default" (list "${ADDRESS_CONTROLLER_PACKAGE}" $) }}`,
+    '{{- end }}',
+    '{{- if $driver }}',
+    `{{ include "cozystack.platform.package.default" (list "${METALLB_IAD_PACKAGE}" $) }}`,
+    '{{- end }}',
+    '',
+  ].join('\n');
+}
