@@ -107,6 +107,7 @@ export class HelmChart<S extends TObject> extends Construct {
   /** Typed accessor for `.Values`, e.g. `chart.value('controller.replicas')`. */
   readonly value: <P extends ValuePath<Static<S>>>(path: P) => HelmOperand<PathValue<Static<S>, P>>;
   readonly chartName: string;
+  readonly version: string;
   private readonly props: HelmChartProps<S>;
   private readonly manifests: { folder: string; file: ManifestFile }[] = [];
   private readonly verbatim = new Map<string, string>();
@@ -116,6 +117,7 @@ export class HelmChart<S extends TObject> extends Construct {
     super(scope, id);
     this.props = props;
     this.chartName = props.name;
+    this.version = props.version;
     this.value = valuesOf<Static<S>>();
     const errors = validateValues(props.values, props.values.defaults);
     if (errors.length > 0) {

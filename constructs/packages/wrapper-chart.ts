@@ -2,7 +2,8 @@
  * A Cozystack system package (`packages/system/<dir>/`): an umbrella chart named
  * `cozy-<dir>` at the placeholder version 0.0.0, with the upstream chart
  * vendored verbatim under `charts/` and everything Cozystack-specific in the
- * wrapper's own values.yaml and templates/.
+ * wrapper's own values.yaml and templates/. Chart.yaml carries Cozystack's
+ * three fields plus `dependencies`, which helm lint needs for a vendored chart.
  */
 import type { TObject } from '@sinclair/typebox';
 import type { Construct } from 'constructs';
@@ -26,6 +27,9 @@ export class WrapperChart<S extends TObject> extends HelmChart<S> {
       name: `cozy-${props.dir}`,
       version: '0.0.0',
       versionComment: 'Placeholder: the Cozystack build sets the real version',
+      // Listed without a repository: the chart is vendored under charts/, and
+      // helm lint rejects a vendored chart the metadata does not name.
+      dependencies: [{ name: props.upstream.chartName, version: props.upstream.version }],
       values: props.values,
     });
     this.dir = props.dir;

@@ -1,0 +1,108 @@
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import {
+  ADDRESS_CONTROLLER_PACKAGE,
+  METALLB,
+  METALLB_IAD_PACKAGE,
+  PLATFORM_VARIANTS,
+  PRESETS,
+  metallbRendered,
+  platformFragment,
+  renderedPackages,
+  type Bundles,
+  type PlatformVariant,
+} from '../../../constructs/platform/variants.js';
+import { renderChart } from '../../support/helm.js';
+
+const CONFIGS: Record<string, (b: Bundles) => Bundles> = {
+  disabled: (b) => b,
+  enabled: (b) => ({ ...b, enabledPackages: [...b.enabledPackages, ADDRESS_CONTROLLER_PACKAGE, METALLB_IAD_PACKAGE] }),
+  'enabled, driver in disabledPackages': (b) => ({
+    ...CONFIGS.enabled!(b),
+    disabledPackages: [METALLB_IAD_PACKAGE],
+  }),
+  'enabled, metallb disabled': (b) => ({ ...CONFIGS.enabled!(b), disabledPackages: [METALLB] }),
+  'enabled, core disabled': (b) => ({ ...CONFIGS.enabled!(b), disabledPackages: [ADDRESS_CONTROLLER_PACKAGE] }),
+  'only the driver enabled': (b) => ({ ...b, enabledPackages: [METALLB_IAD_PACKAGE] }),
+  'only the core enabled': (b) => ({ ...b, enabledPackages: [ADDRESS_CONTROLLER_PACKAGE] }),
+};
+
+/** [driver rendered, core rendered] per variant × configuration. */
+const EXPECTED: Record<PlatformVariant, Record<string, [boolean, boolean]>> = {
+  default: { disabled: [false, false], enabled: [false, true], 'enabled, driver in disabledPackages': [false, true], 'enabled, metallb disabled': [false, true], 'enabled, core disabled': [false, false], 'only the driver enabled': [false, false], 'only the core enabled': [false, true] },
+  'isp-full': { disabled: [false, false], enabled: [true, true], 'enabled, driver in disabledPackages': [false, true], 'enabled, metallb disabled': [false, true], 'enabled, core disabled': [false, false], 'only the driver enabled': [true, true], 'only the core enabled': [false, true] },
+  'isp-full-generic': { disabled: [false, false], enabled: [true, true], 'enabled, driver in disabledPackages': [false, true], 'enabled, metallb disabled': [false, true], 'enabled, core disabled': [false, false], 'only the driver enabled': [true, true], 'only the core enabled': [false, true] },
+  'isp-hosted': { disabled: [false, false], enabled: [false, true], 'enabled, driver in disabledPackages': [false, true], 'enabled, metallb disabled': [false, true], 'enabled, core disabled': [false, false], 'only the driver enabled': [false, false], 'only the core enabled': [false, true] },
+};
+
+const cases = PLATFORM_VARIANTS.flatMap((variant) => Object.keys(CONFIGS).map((config) => [variant, config] as const));
+
+describe('variant gating model', () => {
+  it.each(cases)('%s, %s', (variant, config) => {
+    const bundles = CONFIGS[config]!(PRESETS[variant]);
+    const packages = renderedPackages(bundles);
+    const [driver, core] = EXPECTED[variant][config]!;
+    expect(packages.includes(METALLB_IAD_PACKAGE), 'driver').toBe(driver);
+    expect(packages.includes(ADDRESS_CONTROLLER_PACKAGE), 'core').toBe(core);
+  });
+
+  it('never renders the driver without MetalLB, nor without the core it depends on', () => {
+    for (const [variant, config] of cases) {
+      const packages = renderedPackages(CONFIGS[config]!(PRESETS[variant]));
+      if (packages.includes(METALLB_IAD_PACKAGE)) {
+        expect(packages).toContain(METALLB);
+        expect(packages).toContain(ADDRESS_CONTROLLER_PACKAGE);
+      }
+    }
+  });
+
+  it('follows the MetalLB rule rather than a copy of it', () => {
+    for (const [variant, config] of cases) {
+      const bundles = CONFIGS[config]!(PRESETS[variant]);
+      expect(renderedPackages(bundles).includes(METALLB)).toBe(metallbRendered(bundles));
+    }
+  });
+});
+
+describe('the platform-chart fragment, rendered by helm, agrees with the model', () => {
+  // A harness platform chart: the fragment plus the platform's package helper as §2.7 describes it.
+  const chart = mkdtempSync(join(tmpdir(), 'platform-harness-'));
+  mkdirSync(join(chart, 'templates', 'bundles'), { recursive: true });
+  writeFileSync(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: cozy-platform-harness\nversion: 0.0.0\n');
+  writeFileSync(
+    join(chart, 'templates', '_helpers.tpl'),
+    [
+      '{{- define "cozystack.platform.package.default" -}}',
+      '{{- $name := index . 0 }}{{- $root := index . 1 }}',
+      '{{- if not (has $name $root.Values.bundles.disabledPackages) }}',
+      'apiVersion: cozystack.io/v1alpha1',
+      'kind: Package',
+      'metadata:',
+      '  name: {{ $name }}',
+      '  annotations:',
+      '    helm.sh/resource-policy: keep',
+      'spec:',
+      '  variant: default',
+      '---',
+      '{{- end }}',
+      '{{- end }}',
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(join(chart, 'templates', 'bundles', 'addresses.yaml'), platformFragment());
+
+  it.each(cases)('%s, %s', (variant, config) => {
+    const bundles = CONFIGS[config]!(PRESETS[variant]);
+    const valuesFile = join(chart, `values-${variant}-${config.replace(/\W+/g, '-')}.yaml`);
+    writeFileSync(valuesFile, stringify({ bundles }));
+    const names = renderChart(chart, '-f', valuesFile)
+      .filter((o) => o.kind === 'Package')
+      .map((o) => o.metadata.name)
+      .sort();
+    const expected = renderedPackages(bundles).filter((n) => n === ADDRESS_CONTROLLER_PACKAGE || n === METALLB_IAD_PACKAGE);
+    expect(names).toEqual(expected);
+  });
+});
