@@ -1,20 +1,24 @@
 /**
- * The `cozystack-packages` artifact as an in-memory file tree. Pure: the same
- * inputs give the same bytes; nothing here touches the disk or the network.
+ * The synthesized artifact as an in-memory file tree. Pure: the same inputs
+ * give the same bytes; nothing here touches the disk or the network.
  */
-import { createHash } from 'node:crypto';
-import { App } from 'cdk8s';
-import { checkImagePin, IMAGES } from '../constructs/images.js';
 import type { TObject } from '@sinclair/typebox';
+import { App } from 'cdk8s';
 import type { HelmChart } from '../constructs/helm/chart-writer.js';
+import { checkImagePin, IMAGES } from '../constructs/images.js';
 import { UPSTREAM_CHARTS } from './charts.js';
-import { packagesTree, variantTables } from './packages.js';
+import { canonical, sha256Hex, type FileTree } from './file-tree.js';
+import { ociArtifact } from './oci.js';
 import { SynthInputError, resolveValues, type OverrideSources } from './overrides.js';
+import { packagesTree, variantTables } from './packages.js';
 
-/** Path (relative to the artifact root, `/`-separated) to content. */
-export type FileTree = Map<string, string>;
+export type { FileTree } from './file-tree.js';
 
 export const CHECKSUMS_FILE = 'SHA256SUMS';
+/** The OCI image layout of the cozystack-packages artifact (the packages/ tree). */
+export const OCI_LAYOUT_DIR = 'cozystack-packages';
+/** The artifact's manifest digest, recorded for release tooling. */
+export const OCI_DIGEST_FILE = 'cozystack-packages.digest';
 
 export function synthesize(sources: OverrideSources = {}): FileTree {
   for (const [name, pin] of Object.entries(IMAGES)) {
@@ -35,27 +39,33 @@ export function synthesize(sources: OverrideSources = {}): FileTree {
       files.set(`charts/${entry.name}/${path}`, content);
     }
   }
-  for (const [path, content] of packagesTree(app, upstream)) {
+  const packages = packagesTree(app, upstream);
+  for (const [path, content] of packages) {
     files.set(`packages/${path}`, content);
   }
   for (const [path, content] of variantTables()) {
     files.set(path, content);
   }
+  const oci = ociArtifact(packages);
+  for (const [path, content] of oci.files) {
+    files.set(`${OCI_LAYOUT_DIR}/${path}`, typeof content === 'string' ? content : canonical(content));
+  }
+  files.set(OCI_DIGEST_FILE, `${oci.manifest.digest}\n`);
   return withChecksums(files);
 }
 
 /** Sorts the tree and appends SHA256SUMS (sha256sum -c format) over every other file. */
 function withChecksums(files: FileTree): FileTree {
   const sorted = [...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const sums = sorted.map(([path, content]) => `${sha256(content)}  ${path}\n`).join('');
+  const sums = sorted.map(([path, content]) => `${sha256Hex(content)}  ${path}\n`).join('');
   return new Map([...sorted, [CHECKSUMS_FILE, sums]]);
 }
 
-/** Digest of the whole artifact: the sha256 of its SHA256SUMS file. */
+/** The cozystack-packages manifest digest recorded in the tree. */
 export function artifactDigest(files: FileTree): string {
-  return `sha256:${sha256(files.get(CHECKSUMS_FILE) ?? '')}`;
-}
-
-function sha256(content: string): string {
-  return createHash('sha256').update(content, 'utf8').digest('hex');
+  const recorded = files.get(OCI_DIGEST_FILE);
+  if (typeof recorded !== 'string') {
+    throw new Error(`${OCI_DIGEST_FILE} missing from the synthesized tree`);
+  }
+  return recorded.trim();
 }

@@ -11,6 +11,7 @@ import { performance } from 'node:perf_hooks';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { artifactDigest, synthesize } from './artifact.js';
+import { bytesOf } from './file-tree.js';
 import { diffTrees, readTree, roundTrip, writeTree } from './output.js';
 import { SynthInputError } from './overrides.js';
 
@@ -56,17 +57,17 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`synth --check: ${args.out} differs from what synth writes; run npm run synth and commit it\n`);
       return 1;
     }
-    process.stdout.write(`synth --check: ${args.out} is up to date (${files.size} files, ${digest}) in ${elapsed()}\n`);
+    process.stdout.write(`synth --check: ${args.out} is up to date (${files.size} files, cozystack-packages ${digest}) in ${elapsed()}\n`);
     return 0;
   }
 
   writeTree(args.out, files);
   if (!args.quiet) {
     for (const [path, content] of files) {
-      process.stdout.write(`  ${args.out}/${path} (${Buffer.byteLength(content)} bytes)\n`);
+      process.stdout.write(`  ${args.out}/${path} (${bytesOf(content).length} bytes)\n`);
     }
   }
-  process.stdout.write(`synth: wrote ${files.size} files to ${args.out} (${digest}) in ${elapsed()}\n`);
+  process.stdout.write(`synth: wrote ${files.size} files to ${args.out} (cozystack-packages ${digest}) in ${elapsed()}\n`);
   return 0;
 }
 

@@ -2,7 +2,8 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
-import { CHECKSUMS_FILE, type FileTree } from './artifact.js';
+import { CHECKSUMS_FILE } from './artifact.js';
+import { bytesOf, canonical, sameContent, type FileTree } from './file-tree.js';
 import { SynthInputError } from './overrides.js';
 
 /**
@@ -42,7 +43,7 @@ export function writeFiles(dir: string, files: FileTree): void {
   for (const [path, content] of files) {
     const file = join(dir, ...path.split('/'));
     mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, content);
+    writeFileSync(file, bytesOf(content));
   }
 }
 
@@ -73,7 +74,7 @@ export function readTree(dir: string): FileTree {
       if (entry.isDirectory()) {
         walk(full);
       } else {
-        files.set(relative(dir, full).split(sep).join('/'), readFileSync(full, 'utf8'));
+        files.set(relative(dir, full).split(sep).join('/'), canonical(readFileSync(full)));
       }
     }
   };
@@ -88,11 +89,15 @@ export function diffTrees(before: FileTree, after: FileTree, label: string): str
   for (const path of paths) {
     const a = before.get(path);
     const b = after.get(path);
-    if (a === b) {
+    if (sameContent(a, b)) {
       continue;
     }
     const from = a === undefined ? '/dev/null' : `a/${label}/${path}`;
     const to = b === undefined ? '/dev/null' : `b/${label}/${path}`;
+    if (typeof a === 'object' || typeof b === 'object') {
+      patches.push(`Binary files ${from} and ${to} differ\n`);
+      continue;
+    }
     patches.push(createTwoFilesPatch(from, to, a ?? '', b ?? '', undefined, undefined, { context: 3 }));
   }
   return patches.join('');

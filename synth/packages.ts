@@ -18,7 +18,7 @@ import {
   platformFragment,
   renderedPackages,
 } from '../constructs/platform/variants.js';
-import type { FileTree } from './artifact.js';
+import type { FileTree } from './file-tree.js';
 
 /** Files under `packages/`, the tree the cozystack-packages artifact carries. */
 export function packagesTree(scope: Construct, upstream: ReadonlyMap<string, HelmChart<TObject>>): FileTree {

@@ -3,6 +3,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { FileTree } from '../../synth/file-tree.js';
 import { readTree } from '../../synth/output.js';
 import { REPO_ROOT } from '../support/synth.js';
 
@@ -31,7 +32,7 @@ describe('npm run synth', () => {
     const again = synth('--out', out);
     expect(again.status).toBe(0);
     expect(again.stdout).toContain(`${out}/charts/address-controller/Chart.yaml (`);
-    expect(again.stdout).toMatch(/synth: wrote \d+ files to .* \(sha256:[0-9a-f]{64}\) in \d+ ms\n$/);
+    expect(again.stdout).toMatch(/synth: wrote \d+ files to .* \(cozystack-packages sha256:[0-9a-f]{64}\) in \d+ ms\n$/);
   });
 
   it('rewrites byte-identically on a second run', () => {
@@ -74,7 +75,7 @@ describe('npm run synth', () => {
 
 describe('bad input: one line on stderr, non-zero exit, the output untouched', () => {
   let out: string;
-  let before: Map<string, string>;
+  let before: FileTree;
   beforeAll(() => {
     out = join(tmp(), 'dist');
     expect(synth('--out', out, '--quiet').status).toBe(0);

@@ -6,6 +6,7 @@ import { helm, renderChart, type KubeObject } from '../../support/helm.js';
 import { synthesizedArtifact } from '../../support/synth.js';
 
 const files = synthesize();
+const text = (path: string) => files.get(path) as string;
 const wrapperDir = (dir: string) => join(synthesizedArtifact(), 'packages', 'system', dir);
 const IMAGE_PIN = /^ghcr\.io\/cozystack\/cozystack\/(address-controller|metallb-iad):[^@]+@sha256:[0-9a-f]{64}$/;
 
@@ -14,7 +15,7 @@ describe.each([
   ['metallb-iad', 'cozy-metallb-iad'],
 ])('packages/system/%s', (dir, namespace) => {
   it('is a cozy-<dir> umbrella chart at the placeholder version naming its vendored chart', () => {
-    expect(parse(files.get(`packages/system/${dir}/Chart.yaml`)!)).toEqual({
+    expect(parse(text(`packages/system/${dir}/Chart.yaml`))).toEqual({
       apiVersion: 'v2',
       name: `cozy-${dir}`,
       version: '0.0.0',
@@ -39,7 +40,7 @@ describe.each([
   });
 
   it('pins the controller image as tag@sha256 in its own values.yaml', () => {
-    const values = parse(files.get(`packages/system/${dir}/values.yaml`)!) as Record<string, { image: Record<string, string> }>;
+    const values = parse(text(`packages/system/${dir}/values.yaml`)) as Record<string, { image: Record<string, string> }>;
     const image = values[dir]!.image;
     expect(`${image.repository}:${image.tag}`).toMatch(IMAGE_PIN);
     const deployment = renderChart(wrapperDir(dir), '--namespace', namespace).find((o) => o.kind === 'Deployment') as KubeObject & {
@@ -95,7 +96,7 @@ describe('packages/system/metallb-iad', () => {
 
 describe('PackageSources', () => {
   const source = (name: string) =>
-    parse(files.get(`packages/core/platform/sources/${name}.yaml`)!) as {
+    parse(text(`packages/core/platform/sources/${name}.yaml`)) as {
       metadata: { name: string };
       spec: { sourceRef: unknown; variants: { name: string; dependsOn?: string[]; components: Record<string, any>[] }[] }; // any: plain YAML
     };
@@ -125,7 +126,7 @@ describe('PackageSources', () => {
   });
 
   it('creates no GitRepository and references no external host', () => {
-    const text = [...files.entries()].filter(([p]) => p.startsWith('packages/')).map(([, c]) => c).join('\n');
+    const text = [...files.entries()].filter(([p]) => p.startsWith('packages/')).map(([, c]) => String(c)).join('\n');
     expect(text).not.toContain('GitRepository');
     // The only URLs are JSON Schema dialect identifiers, which nothing fetches.
     expect(text.replace(/"\$schema": "http:\/\/json-schema\.org\/draft-07\/schema#"/g, '')).not.toMatch(/https?:\/\//);
