@@ -5,17 +5,23 @@
  *   npm run synth -- --check          exit 1 with a diff if dist/ is not what synth writes
  *   npm run synth -- --out DIR        write elsewhere
  *   npm run synth -- --set metallb-iad.controller.replicas=2 --values overrides.yaml
+ *   npm run synth -- push --registry HOST:PORT --repository NAME [--tag T] [--plain-http]
  */
 import { tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { artifactDigest, synthesize } from './artifact.js';
+import { join } from 'node:path';
+import { artifactDigest, OCI_LAYOUT_DIR, synthesize } from './artifact.js';
+import { pushLayout } from './push.js';
 import { bytesOf } from './file-tree.js';
 import { diffTrees, readTree, roundTrip, writeTree } from './output.js';
 import { SynthInputError } from './overrides.js';
 
 export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'push') {
+    return push(argv.slice(1));
+  }
   const started = performance.now();
   const args = await yargs(argv)
     .scriptName('synth')
@@ -68,6 +74,36 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   process.stdout.write(`synth: wrote ${files.size} files to ${args.out} (cozystack-packages ${digest}) in ${elapsed()}\n`);
+  return 0;
+}
+
+/** `synth push`: uploads the OCI layout synth wrote to a registry and verifies it. */
+async function push(argv: string[]): Promise<number> {
+  const args = await yargs(argv)
+    .scriptName('synth push')
+    .option('registry', { type: 'string', demandOption: true, describe: 'Registry host:port' })
+    .option('repository', { type: 'string', default: 'cozystack/cozystack/cozystack-packages', describe: 'Repository' })
+    .option('tag', { type: 'string', describe: 'Tag (default: the version the layout names)' })
+    .option('layout', { type: 'string', default: join('dist', OCI_LAYOUT_DIR), describe: 'OCI image layout to push' })
+    .option('plain-http', { type: 'boolean', default: false, describe: 'HTTP instead of HTTPS (a loopback registry)' })
+    .strict()
+    .help()
+    .version(false)
+    .exitProcess(false)
+    .fail((message, error) => {
+      throw new SynthInputError(message ?? error?.message ?? 'invalid arguments');
+    })
+    .parseAsync();
+  if (args.help) {
+    return 0;
+  }
+  const result = await pushLayout(args.layout, {
+    registry: args.registry,
+    repository: args.repository,
+    tag: args.tag,
+    plainHttp: args['plain-http'],
+  });
+  process.stdout.write(`synth push: ${result.reference} is ${result.digest} (read back and verified)\n`);
   return 0;
 }
 

@@ -1,0 +1,116 @@
+/**
+ * Uploads an OCI image layout to a registry through the distribution API
+ * (blob upload, then manifest), then reads it back and checks every digest.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { OCI_MANIFEST_MEDIA_TYPE, type Descriptor } from './oci.js';
+import { SynthInputError } from './overrides.js';
+
+export interface PushOptions {
+  /** `host:port` of the registry. */
+  readonly registry: string;
+  /** Repository name, e.g. `cozystack/cozystack/cozystack-packages`. */
+  readonly repository: string;
+  /** @default the tag the layout's index names */
+  readonly tag?: string;
+  /** Speak HTTP instead of HTTPS (a registry on loopback). @default false */
+  readonly plainHttp?: boolean;
+}
+
+export interface PushResult {
+  readonly reference: string;
+  readonly digest: string;
+}
+
+export async function pushLayout(layoutDir: string, options: PushOptions): Promise<PushResult> {
+  const index = readJson(layoutDir, 'index.json') as { manifests?: (Descriptor & { annotations?: Record<string, string> })[] };
+  const descriptor = index.manifests?.[0];
+  if (!descriptor || index.manifests!.length !== 1) {
+    throw new SynthInputError(`${layoutDir}/index.json: expected exactly one manifest`);
+  }
+  const tag = options.tag ?? descriptor.annotations?.['org.opencontainers.image.ref.name'];
+  if (!tag || !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(tag)) {
+    throw new SynthInputError(`push: no valid tag (got ${JSON.stringify(tag)}); pass --tag`);
+  }
+  const manifestBytes = blob(layoutDir, descriptor.digest);
+  const manifest = JSON.parse(manifestBytes.toString('utf8')) as { config: Descriptor; layers: Descriptor[] };
+  const base = `${options.plainHttp ? 'http' : 'https'}://${options.registry}/v2/${options.repository}`;
+
+  for (const d of [manifest.config, ...manifest.layers]) {
+    const bytes = blob(layoutDir, d.digest);
+    if ((await request('HEAD', `${base}/blobs/${d.digest}`)).status === 200) {
+      continue;
+    }
+    const start = await request('POST', `${base}/blobs/uploads/`, undefined, {}, [202]);
+    const location = new URL(start.headers.get('location') ?? '', `${base}/`);
+    location.searchParams.set('digest', d.digest);
+    await request('PUT', location.toString(), bytes, { 'content-type': 'application/octet-stream' }, [201]);
+  }
+  const put = await request('PUT', `${base}/manifests/${tag}`, manifestBytes, { 'content-type': OCI_MANIFEST_MEDIA_TYPE }, [201]);
+  const served = put.headers.get('docker-content-digest');
+  if (served && served !== descriptor.digest) {
+    throw new SynthInputError(`push: registry stored the manifest as ${served}, expected ${descriptor.digest}`);
+  }
+
+  // Read back what the registry serves: the same manifest bytes, the same blobs.
+  const pulled = await request('GET', `${base}/manifests/${tag}`, undefined, { accept: OCI_MANIFEST_MEDIA_TYPE }, [200]);
+  const pulledDigest = sha256(Buffer.from(await pulled.arrayBuffer()));
+  if (pulledDigest !== descriptor.digest) {
+    throw new SynthInputError(`push: registry serves ${options.repository}:${tag} as ${pulledDigest}, expected ${descriptor.digest}`);
+  }
+  for (const d of [manifest.config, ...manifest.layers]) {
+    const got = await request('GET', `${base}/blobs/${d.digest}`, undefined, {}, [200]);
+    const digest = sha256(Buffer.from(await got.arrayBuffer()));
+    if (digest !== d.digest) {
+      throw new SynthInputError(`push: blob ${d.digest} reads back as ${digest}`);
+    }
+  }
+  return { reference: `${options.registry}/${options.repository}:${tag}`, digest: descriptor.digest };
+}
+
+async function request(
+  method: string,
+  url: string,
+  body?: Uint8Array,
+  headers: Record<string, string> = {},
+  expected?: number[],
+): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(url, { method, body, headers, redirect: 'follow' });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    throw new SynthInputError(`push: ${method} ${url}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
+  }
+  if (expected && !expected.includes(response.status)) {
+    const text = (await response.text()).replace(/\s+/g, ' ').slice(0, 300);
+    throw new SynthInputError(`push: ${method} ${url}: HTTP ${response.status} ${text}`);
+  }
+  return response;
+}
+
+function readJson(dir: string, file: string): unknown {
+  const path = join(dir, file);
+  if (!existsSync(path)) {
+    throw new SynthInputError(`push: ${path} not found; run npm run synth first`);
+  }
+  return JSON.parse(readFileSync(path, 'utf8'));
+}
+
+function blob(dir: string, digest: string): Buffer {
+  const path = join(dir, 'blobs', 'sha256', digest.replace(/^sha256:/, ''));
+  if (!existsSync(path)) {
+    throw new SynthInputError(`push: ${path} not found`);
+  }
+  const bytes = readFileSync(path);
+  if (sha256(bytes) !== digest) {
+    throw new SynthInputError(`push: ${path} does not match its digest`);
+  }
+  return bytes;
+}
+
+function sha256(bytes: Uint8Array): string {
+  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+}
