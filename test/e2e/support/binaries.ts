@@ -1,0 +1,45 @@
+/**
+ * The control-plane binaries: $E2E_BIN (what .ci/run builds), else the newest
+ * build under .cache/e2e/, with kube-apiserver and etcd taken from
+ * $KUBEBUILDER_ASSETS when that folder holds them (the envtest convention).
+ */
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../../support/synth.js';
+
+export interface Binaries {
+  readonly etcd: string;
+  readonly kubeApiserver: string;
+  readonly kubeControllerManager: string;
+  readonly metallbController: string;
+}
+
+export function binaries(): Binaries {
+  const dir = process.env.E2E_BIN ?? newestBuild();
+  const assets = process.env.KUBEBUILDER_ASSETS;
+  const pick = (name: string, fromAssets: boolean) => {
+    const candidates = [...(fromAssets && assets ? [join(assets, name)] : []), ...(dir ? [join(dir, name)] : [])];
+    const found = candidates.find((c) => existsSync(c));
+    if (!found) {
+      throw new Error(`${name} not found (looked in ${candidates.join(', ') || 'nothing'}): run bash hack/e2e/build-binaries.sh`);
+    }
+    return found;
+  };
+  return {
+    etcd: pick('etcd', true),
+    kubeApiserver: pick('kube-apiserver', true),
+    kubeControllerManager: pick('kube-controller-manager', true),
+    metallbController: pick('metallb-controller', false),
+  };
+}
+
+function newestBuild(): string | undefined {
+  const root = join(REPO_ROOT, '.cache', 'e2e');
+  if (!existsSync(root)) {
+    return undefined;
+  }
+  return readdirSync(root)
+    .filter((d) => d.startsWith('bin-'))
+    .map((d) => join(root, d))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+}

@@ -1,0 +1,169 @@
+/**
+ * A real control plane on loopback: etcd, kube-apiserver (RBAC, static tokens,
+ * ValidatingAdmissionPolicy on by default in 1.34) and, on request,
+ * kube-controller-manager running the RBAC-aggregation and garbage-collector
+ * controllers. No kubelet, so no Pod ever runs. Everything it starts it stops,
+ * and its temp folder goes with it.
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { binaries } from './binaries.js';
+import { freePort, waitFor } from './ports.js';
+import { start, type Started } from './processes.js';
+
+export interface User {
+  readonly name: string;
+  readonly groups: readonly string[];
+}
+
+export interface ClusterOptions {
+  /** Users beyond the admin, each with its own static token. */
+  readonly users?: readonly User[];
+  /** Start kube-controller-manager too. @default false */
+  readonly controllerManager?: boolean;
+}
+
+export interface Cluster {
+  readonly server: string;
+  readonly dir: string;
+  /** A kubeconfig file for `user` (default admin, in system:masters). */
+  kubeconfig(user?: string): string;
+  client(user?: string): k8s.KubeConfig;
+  stop(): Promise<void>;
+}
+
+export const ADMIN = 'e2e-admin';
+
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  const bin = binaries();
+  const dir = mkdtempSync(join(tmpdir(), 'e2e-cluster-'));
+  const logs = join(dir, 'logs');
+  mkdirSync(logs);
+  const started: Started[] = [];
+  const stop = async () => {
+    for (const p of [...started].reverse()) {
+      await p.stop();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    const [clientPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const etcdUrl = `http://127.0.0.1:${clientPort}`;
+    const etcd = start('etcd', bin.etcd, [
+      '--name=e2e',
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=e2e=http://127.0.0.1:${peerPort}`,
+      '--log-level=warn',
+      '--unsafe-no-fsync', // a throwaway store: no need to wait for the disk
+    ], logs);
+    started.push(etcd);
+    await waitFor(`etcd (${etcd.tail(5)})`, async () => (await fetch(`${etcdUrl}/health`)).ok);
+
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    writeFileSync(join(dir, 'sa.key'), privateKey.export({ type: 'pkcs8', format: 'pem' }));
+    writeFileSync(join(dir, 'sa.pub'), publicKey.export({ type: 'spki', format: 'pem' }));
+    const users: User[] = [{ name: ADMIN, groups: ['system:masters'] }, ...(options.users ?? [])];
+    const tokens = new Map(users.map((u) => [u.name, randomBytes(16).toString('hex')]));
+    writeFileSync(
+      join(dir, 'tokens.csv'),
+      users.map((u) => `${tokens.get(u.name)},${u.name},${u.name}${u.groups.length ? `,"${u.groups.join(',')}"` : ''}`).join('\n') + '\n',
+    );
+
+    const server = `https://127.0.0.1:${apiPort}`;
+    const apiserver = start('kube-apiserver', bin.kubeApiserver, [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--cert-dir=${join(dir, 'certs')}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--authorization-mode=Node,RBAC',
+      `--token-auth-file=${join(dir, 'tokens.csv')}`,
+      `--service-account-issuer=${server}`,
+      `--service-account-key-file=${join(dir, 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+      // No controller creates the `default` ServiceAccount here.
+      '--disable-admission-plugins=ServiceAccount',
+      '--allow-privileged=true',
+    ], logs);
+    started.push(apiserver);
+    await waitFor(
+      `kube-apiserver /readyz (${apiserver.tail(5)})`,
+      async () => (await get(`${server}/readyz`, tokens.get(ADMIN)!)) === 200,
+      90_000,
+    );
+
+    const kubeconfigs = new Map<string, string>();
+    for (const user of users) {
+      const file = join(dir, `kubeconfig-${user.name.replace(/[^A-Za-z0-9_.-]/g, '_')}`);
+      writeFileSync(file, kubeconfigYaml(server, user.name, tokens.get(user.name)!));
+      kubeconfigs.set(user.name, file);
+    }
+
+    if (options.controllerManager) {
+      const kcm = start('kube-controller-manager', bin.kubeControllerManager, [
+        `--kubeconfig=${kubeconfigs.get(ADMIN)}`,
+        '--controllers=clusterrole-aggregation-controller,garbage-collector-controller,namespace-controller',
+        '--leader-elect=false',
+        '--secure-port=0',
+        '--use-service-account-credentials=false',
+      ], logs);
+      started.push(kcm);
+    }
+
+    const kubeconfig = (user = ADMIN) => {
+      const file = kubeconfigs.get(user);
+      if (!file) {
+        throw new Error(`no such e2e user ${user}`);
+      }
+      return file;
+    };
+    return {
+      server,
+      dir,
+      kubeconfig,
+      client(user = ADMIN) {
+        const kc = new k8s.KubeConfig();
+        kc.loadFromFile(kubeconfig(user));
+        return kc;
+      },
+      stop,
+    };
+  } catch (error) {
+    const tails = started.map((p) => `--- ${p.name}\n${p.tail(20)}`).join('\n');
+    await stop();
+    throw new Error(`${(error as Error).message}\n${tails}`);
+  }
+}
+
+function kubeconfigYaml(server: string, user: string, token: string): string {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'e2e', cluster: { server, 'insecure-skip-tls-verify': true } }],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: 'e2e', context: { cluster: 'e2e', user } }],
+    'current-context': 'e2e',
+  });
+}
+
+/** GET over TLS with the apiserver's self-signed serving certificate. */
+function get(url: string, token: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
