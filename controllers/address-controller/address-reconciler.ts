@@ -1,0 +1,69 @@
+/** The address pass (address-controller-api.md §8). */
+import { ADDRESS_PROTECTION_FINALIZER } from '../../constructs/api/v1alpha1/index.js';
+import type { EventRecorder } from '../runtime/events.js';
+import { isNotFound } from '../runtime/kube.js';
+import { withMeta } from './claim-reconciler.js';
+import { decideAddress, deletionBlocked, familyOf } from './decisions.js';
+import type { AddressStore } from './store.js';
+
+export class AddressReconciler {
+  constructor(
+    private readonly store: AddressStore,
+    private readonly events: EventRecorder,
+  ) {}
+
+  async reconcile(name: string): Promise<void> {
+    let address = this.store.address(name);
+    if (!address) {
+      return;
+    }
+    const ref = address.spec.claimRef;
+    const claim = ref ? this.store.claim(ref.namespace, ref.name) : undefined;
+
+    if (address.metadata.deletionTimestamp) {
+      if (!address.metadata.finalizers?.includes(ADDRESS_PROTECTION_FINALIZER)) {
+        return;
+      }
+      if (deletionBlocked(address, claim)) {
+        this.events.event(
+          address,
+          'Warning',
+          'DeletionBlocked',
+          `IPAddress is Bound to IPAddressClaim ${ref!.namespace}/${ref!.name}; delete the claim first`,
+        );
+        return;
+      }
+      await this.store.updateAddress(
+        withMeta(address, { finalizers: address.metadata.finalizers.filter((f) => f !== ADDRESS_PROTECTION_FINALIZER) }),
+      );
+      return;
+    }
+    if (!address.metadata.finalizers?.includes(ADDRESS_PROTECTION_FINALIZER)) {
+      address = await this.store.updateAddress(
+        withMeta(address, { finalizers: [...(address.metadata.finalizers ?? []), ADDRESS_PROTECTION_FINALIZER] }),
+      );
+    }
+
+    const decision = decideAddress(address, claim);
+    if (decision.action === 'none') {
+      return;
+    }
+    if (decision.action === 'delete') {
+      try {
+        await this.store.deleteAddress(name);
+      } catch (error) {
+        if (!isNotFound(error)) {
+          throw error;
+        }
+      }
+      this.events.event(address, 'Normal', 'Reclaimed', `IPAddressClaim ${ref!.namespace}/${ref!.name} is gone; deleted (reclaimPolicy Delete)`);
+      return;
+    }
+    await this.store.updateAddressStatus({ ...address, status: { ...address.status, phase: decision.phase } });
+    if (decision.phase === 'Pending' && !familyOf(address.spec.address)) {
+      this.events.event(address, 'Warning', 'InvalidAddress', `spec.address ${JSON.stringify(address.spec.address)} is not an IP address`);
+    } else if (decision.phase === 'Released') {
+      this.events.event(address, 'Normal', 'Reclaimed', `IPAddressClaim ${ref!.namespace}/${ref!.name} is gone; Released, claimRef kept`);
+    }
+  }
+}

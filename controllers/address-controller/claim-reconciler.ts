@@ -1,0 +1,188 @@
+/** The claim pass (address-controller-api.md §7): I/O around the pure decisions. */
+import {
+  CLAIM_PROTECTION_FINALIZER,
+  PROVISIONER_ANNOTATION,
+  type IPAddress,
+  type IPAddressClaim,
+} from '../../constructs/api/v1alpha1/index.js';
+import { deepEqual } from '../runtime/equal.js';
+import type { EventRecorder } from '../runtime/events.js';
+import { isConflict, isNotFound } from '../runtime/kube.js';
+import {
+  boundAddresses,
+  computeClaimStatus,
+
+  isCandidate,
+  missingFamilies,
+  reclaimAction,
+  requestedFamilies,
+  resolveClass,
+  type ClassResolution,
+  type Family,
+  type MatchContext,
+} from './decisions.js';
+import type { AddressStore } from './store.js';
+
+export class ClaimReconciler {
+  constructor(
+    private readonly store: AddressStore,
+    private readonly events: EventRecorder,
+    private readonly now: () => string = () => new Date().toISOString(),
+  ) {}
+
+  async reconcile(namespace: string, name: string): Promise<void> {
+    let claim = this.store.claim(namespace, name);
+    if (!claim) {
+      return;
+    }
+    if (claim.metadata.deletionTimestamp) {
+      await this.reclaim(claim);
+      return;
+    }
+    if (!claim.metadata.finalizers?.includes(CLAIM_PROTECTION_FINALIZER)) {
+      claim = await this.store.updateClaim(withMeta(claim, { finalizers: [...(claim.metadata.finalizers ?? []), CLAIM_PROTECTION_FINALIZER] }));
+    }
+
+    const bound = boundAddresses(claim, this.store.addressesReferencing(namespace, name));
+    for (const [i, address] of bound.entries()) {
+      if (!address.spec.claimRef?.uid) {
+        // A driver pre-bound it without the UID: complete the binding.
+        bound[i] = await this.store.updateAddress({
+          ...address,
+          spec: { ...address.spec, claimRef: { ...address.spec.claimRef!, uid: claim.metadata.uid } },
+        });
+      }
+    }
+
+    const requested = requestedFamilies(claim.spec.family);
+    const missing = requested ? missingFamilies(requested, bound) : [];
+    let resolution: ClassResolution | undefined;
+    const match: { provisioner?: string; pinnedMissing?: string } = {};
+    if (missing.length > 0) {
+      resolution = resolveClass(claim, this.store.classes());
+      if (resolution.ok) {
+        const provisioner = resolution.class.spec.provisioner;
+        match.provisioner = provisioner;
+        if (claim.metadata.annotations?.[PROVISIONER_ANNOTATION] !== provisioner) {
+          claim = await this.store.updateClaim(
+            withMeta(claim, { annotations: { ...claim.metadata.annotations, [PROVISIONER_ANNOTATION]: provisioner } }),
+          );
+        }
+        for (const family of missing) {
+          const matched = await this.match(claim, resolution.class.metadata.name!, family, bound, match);
+          if (matched) {
+            bound.push(matched);
+          }
+        }
+        bound.sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
+      }
+    }
+
+    const status = computeClaimStatus(
+      claim,
+      { bound, requested, missing: requested ? missingFamilies(requested, bound) : [], resolution, match: match as MatchContext },
+      this.now(),
+    );
+    if (deepEqual(status, claim.status ?? {})) {
+      return; // nothing changed: a second pass writes nothing
+    }
+    const previous = claim.status;
+    await this.store.updateClaimStatus({ ...claim, status });
+    this.announce(claim, previous, status);
+  }
+
+  /** Binds one Available candidate of the family by writing its claimRef; a 409 means another claim won. */
+  private async match(
+    claim: IPAddressClaim,
+    className: string,
+    family: Family,
+    bound: readonly IPAddress[],
+    context: { pinnedMissing?: string },
+  ): Promise<IPAddress | undefined> {
+    const pinned = claim.spec.addressName;
+    let candidate: IPAddress | undefined;
+    if (pinned) {
+      const address = this.store.address(pinned);
+      if (!address) {
+        context.pinnedMissing = pinned;
+        return undefined;
+      }
+      candidate = isCandidate(address, className, family) ? address : undefined;
+    } else {
+      candidate = this.store.firstCandidate(className, family, new Set(bound.map((a) => a.metadata.name!)));
+    }
+    if (!candidate) {
+      return undefined;
+    }
+    const { namespace, name, uid } = claim.metadata;
+    try {
+      const updated = await this.store.updateAddress({
+        ...candidate,
+        spec: { ...candidate.spec, claimRef: { namespace: namespace!, name: name!, uid } },
+      });
+      this.events.event(claim, 'Normal', 'Matched', `bound ${family} address ${candidate.spec.address} (IPAddress ${candidate.metadata.name})`);
+      return updated;
+    } catch (error) {
+      if (isConflict(error)) {
+        this.events.event(
+          claim,
+          'Normal',
+          'MatchConflict',
+          `IPAddress ${candidate.metadata.name} changed while binding it (another claim may have taken it); retrying`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Deletion: Delete-policy addresses are deleted, the rest Released (claimRef kept); then the finalizer goes. */
+  private async reclaim(claim: IPAddressClaim): Promise<void> {
+    if (!claim.metadata.finalizers?.includes(CLAIM_PROTECTION_FINALIZER)) {
+      return;
+    }
+    const { namespace, name } = claim.metadata;
+    for (const address of boundAddresses(claim, this.store.addressesReferencing(namespace!, name!))) {
+      if (reclaimAction(address.spec.reclaimPolicy) === 'Delete') {
+        try {
+          await this.store.deleteAddress(address.metadata.name!);
+        } catch (error) {
+          if (!isNotFound(error)) {
+            throw error;
+          }
+        }
+        this.events.event(claim, 'Normal', 'AddressDeleted', `deleted IPAddress ${address.metadata.name} (reclaimPolicy Delete)`);
+      } else if (address.status?.phase !== 'Released') {
+        await this.store.updateAddressStatus({ ...address, status: { ...address.status, phase: 'Released' } });
+        this.events.event(claim, 'Normal', 'AddressReleased', `released IPAddress ${address.metadata.name}; it keeps its claimRef until an admin clears it`);
+      }
+    }
+    await this.store.updateClaim(
+      withMeta(claim, { finalizers: (claim.metadata.finalizers ?? []).filter((f) => f !== CLAIM_PROTECTION_FINALIZER) }),
+    );
+  }
+
+  private announce(claim: IPAddressClaim, previous: IPAddressClaim['status'], status: NonNullable<IPAddressClaim['status']>): void {
+    const before = previous?.conditions?.find((c) => c.type === 'ClassResolved');
+    const after = status.conditions?.find((c) => c.type === 'ClassResolved');
+    if (after?.status === 'False' && (before?.reason !== after.reason || before.message !== after.message)) {
+      this.events.event(claim, 'Warning', after.reason, after.message);
+    }
+    const boundBefore = previous?.conditions?.find((c) => c.type === 'Bound');
+    const boundAfter = status.conditions?.find((c) => c.type === 'Bound');
+    if (boundAfter && boundAfter.reason !== boundBefore?.reason && ['InvalidFamily'].includes(boundAfter.reason)) {
+      this.events.event(claim, 'Warning', boundAfter.reason, boundAfter.message);
+    }
+    if (boundAfter?.message.includes('spec.addressName') && boundAfter.message !== boundBefore?.message) {
+      this.events.event(claim, 'Warning', 'AddressNotFound', boundAfter.message);
+    }
+    if (previous?.phase !== status.phase) {
+      this.events.event(claim, 'Normal', status.phase!, `claim is ${status.phase}`);
+    }
+  }
+}
+
+/** A copy of the object with metadata fields replaced. */
+export function withMeta<T extends { metadata: object }>(object: T, metadata: Partial<T['metadata']>): T {
+  return { ...object, metadata: { ...object.metadata, ...metadata } };
+}
+

@@ -1,0 +1,91 @@
+/** AddressStore over informer caches (reads) and the API server (writes). */
+import type * as k8s from '@kubernetes/client-node';
+import {
+  GROUP,
+  VERSION,
+  type IPAddress,
+  type IPAddressClaim,
+  type IPAddressClass,
+} from '../../constructs/api/v1alpha1/index.js';
+import { Informer } from '../runtime/informer.js';
+import { CustomResourceClient } from '../runtime/kube.js';
+import type { Logger } from '../runtime/log.js';
+import { CandidateIndex } from './candidates.js';
+import type { Family } from './decisions.js';
+import type { AddressStore } from './store.js';
+
+/** Index name of addresses by the claim their claimRef names, `<namespace>/<name>`. */
+export const CLAIM_REF_INDEX = 'spec.claimRef';
+
+export class ClusterStore implements AddressStore {
+  readonly claims: Informer<IPAddressClaim>;
+  readonly addresses: Informer<IPAddress>;
+  readonly classInformer: Informer<IPAddressClass>;
+  private readonly claimApi: CustomResourceClient<IPAddressClaim>;
+  private readonly addressApi: CustomResourceClient<IPAddress>;
+  private readonly candidates = new CandidateIndex();
+
+  constructor(kubeConfig: k8s.KubeConfig, log: Logger) {
+    const ref = (plural: string, namespaced: boolean) => ({ group: GROUP, version: VERSION, plural, namespaced });
+    this.claimApi = new CustomResourceClient(kubeConfig, ref('ipaddressclaims', true));
+    this.addressApi = new CustomResourceClient(kubeConfig, ref('ipaddresses', false));
+    const classApi = new CustomResourceClient<IPAddressClass>(kubeConfig, ref('ipaddressclasses', false));
+    const informer = <T extends IPAddress | IPAddressClaim | IPAddressClass>(name: string, api: CustomResourceClient<T>) =>
+      new Informer<T>({ name, path: api.path, list: () => api.list(), kubeConfig, log });
+    this.claims = informer('ipaddressclaims', this.claimApi);
+    this.addresses = informer('ipaddresses', this.addressApi);
+    this.classInformer = informer('ipaddressclasses', classApi);
+    this.addresses.addIndex(CLAIM_REF_INDEX, (a) => (a.spec.claimRef ? [`${a.spec.claimRef.namespace}/${a.spec.claimRef.name}`] : []));
+    this.addresses.on({
+      add: (a) => this.candidates.upsert(a),
+      update: (_old, a) => this.candidates.upsert(a),
+      delete: (a) => this.candidates.remove(a.metadata.name!),
+    });
+  }
+
+  claim(namespace: string, name: string): IPAddressClaim | undefined {
+    return this.claims.get(`${namespace}/${name}`);
+  }
+
+  address(name: string): IPAddress | undefined {
+    return this.addresses.get(name);
+  }
+
+  classes(): IPAddressClass[] {
+    return this.classInformer.list();
+  }
+
+  addressesReferencing(namespace: string, name: string): IPAddress[] {
+    return this.addresses.byIndex(CLAIM_REF_INDEX, `${namespace}/${name}`);
+  }
+
+  firstCandidate(className: string, family: Family, exclude?: ReadonlySet<string>): IPAddress | undefined {
+    const name = this.candidates.first(className, family, exclude);
+    return name === undefined ? undefined : this.addresses.get(name);
+  }
+
+  unboundClaims(): IPAddressClaim[] {
+    return this.claims.list().filter((c) => c.status?.phase !== 'Bound');
+  }
+
+  updateClaim(claim: IPAddressClaim): Promise<IPAddressClaim> {
+    return this.claimApi.replace(claim);
+  }
+
+  updateClaimStatus(claim: IPAddressClaim): Promise<IPAddressClaim> {
+    return this.claimApi.replaceStatus(claim);
+  }
+
+  updateAddress(address: IPAddress): Promise<IPAddress> {
+    return this.addressApi.replace(address);
+  }
+
+  updateAddressStatus(address: IPAddress): Promise<IPAddress> {
+    return this.addressApi.replaceStatus(address);
+  }
+
+  deleteAddress(name: string): Promise<void> {
+    return this.addressApi.delete(name);
+  }
+}
+

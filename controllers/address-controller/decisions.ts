@@ -1,0 +1,264 @@
+/**
+ * The core's decisions as pure functions (address-controller-api.md §7-§8):
+ * no I/O, no clock except the `now` passed in. The reconcilers only read the
+ * cluster, call these, and write what they return.
+ */
+import { isIP } from 'node:net';
+import {
+  DEFAULT_CLASS_ANNOTATION,
+  type AddressPhase,
+  type Condition,
+  type IPAddress,
+  type IPAddressClaim,
+  type IPAddressClaimStatus,
+  type IPAddressClass,
+} from '../../constructs/api/v1alpha1/index.js';
+
+export type Family = 'IPv4' | 'IPv6';
+
+/** IPv4 and IPv4-mapped IPv6 count as IPv4; anything unparsable has no family. */
+export function familyOf(address: string): Family | undefined {
+  const kind = isIP(address);
+  if (kind === 4) {
+    return 'IPv4';
+  }
+  if (kind === 6) {
+    return /^::ffff:(\d{1,3}\.){3}\d{1,3}$/i.test(address) || /^::ffff:[0-9a-f]{1,4}:[0-9a-f]{1,4}$/i.test(address)
+      ? 'IPv4'
+      : 'IPv6';
+  }
+  return undefined;
+}
+
+/** The families a claim asks for; undefined for a family the API does not know. */
+export function requestedFamilies(family: string | undefined): Family[] | undefined {
+  switch (family ?? 'IPv4') {
+    case 'IPv4':
+      return ['IPv4'];
+    case 'IPv6':
+      return ['IPv6'];
+    case 'Dual':
+      return ['IPv4', 'IPv6'];
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The addresses bound to this claim: claimRef names it, not being deleted, and
+ * the ref's UID empty (a driver's pre-binding) or this claim's (not a stale
+ * binding left by an earlier claim of the same name).
+ */
+export function boundAddresses(claim: IPAddressClaim, candidates: readonly IPAddress[]): IPAddress[] {
+  const { namespace, name, uid } = claim.metadata;
+  return candidates
+    .filter((a) => {
+      const ref = a.spec.claimRef;
+      return (
+        ref !== undefined &&
+        ref.namespace === namespace &&
+        ref.name === name &&
+        !a.metadata.deletionTimestamp &&
+        (!ref.uid || ref.uid === uid)
+      );
+    })
+    .sort(byName);
+}
+
+/** Requested families without a bound, non-Lost address of that family. */
+export function missingFamilies(requested: readonly Family[], bound: readonly IPAddress[]): Family[] {
+  const satisfied = new Set(
+    bound.filter((a) => a.status?.phase !== 'Lost').map((a) => familyOf(a.spec.address)),
+  );
+  return requested.filter((f) => !satisfied.has(f));
+}
+
+export type ClassResolution =
+  | { readonly ok: true; readonly class: IPAddressClass }
+  | {
+      readonly ok: false;
+      readonly reason: 'ClassNotFound' | 'NoDefaultClass' | 'MultipleDefaultClasses' | 'InvalidClass';
+      readonly message: string;
+    };
+
+/** spec.className, then the sticky status.className, then the one default class. */
+export function resolveClass(claim: IPAddressClaim, classes: readonly IPAddressClass[]): ClassResolution {
+  const named = claim.spec.className || claim.status?.className;
+  let found: IPAddressClass | undefined;
+  if (named) {
+    found = classes.find((c) => c.metadata.name === named);
+    if (!found) {
+      return { ok: false, reason: 'ClassNotFound', message: `IPAddressClass "${named}" not found` };
+    }
+  } else {
+    const defaults = classes
+      .filter((c) => c.metadata.annotations?.[DEFAULT_CLASS_ANNOTATION] === 'true')
+      .map((c) => c.metadata.name!)
+      .sort();
+    if (defaults.length === 0) {
+      return {
+        ok: false,
+        reason: 'NoDefaultClass',
+        message: `no className given and no IPAddressClass is annotated ${DEFAULT_CLASS_ANNOTATION}="true"`,
+      };
+    }
+    if (defaults.length > 1) {
+      return {
+        ok: false,
+        reason: 'MultipleDefaultClasses',
+        message: `no className given and ${defaults.length} IPAddressClasses are marked default: ${defaults.join(', ')}`,
+      };
+    }
+    found = classes.find((c) => c.metadata.name === defaults[0]);
+  }
+  if (!found!.spec?.provisioner) {
+    return { ok: false, reason: 'InvalidClass', message: `IPAddressClass "${found!.metadata.name}" has no spec.provisioner` };
+  }
+  return { ok: true, class: found! };
+}
+
+/** Whether an address can be matched to a claim for this class and family. */
+export function isCandidate(address: IPAddress, className: string, family: Family): boolean {
+  return (
+    !address.spec.claimRef &&
+    !address.metadata.deletionTimestamp &&
+    address.status?.phase === 'Available' &&
+    address.spec.className === className &&
+    familyOf(address.spec.address) === family
+  );
+}
+
+/** What the claim's status says about a missing addressName, if it pins one. */
+export interface MatchContext {
+  readonly provisioner?: string;
+  /** spec.addressName names an object that does not exist. */
+  readonly pinnedMissing?: string;
+}
+
+export interface ClaimStatusInputs {
+  readonly bound: readonly IPAddress[];
+  readonly requested: readonly Family[] | undefined;
+  readonly missing: readonly Family[];
+  /** Undefined when nothing was missing, so the class was not consulted. */
+  readonly resolution?: ClassResolution;
+  readonly match: MatchContext;
+}
+
+/** The claim status recomputed from scratch; unchanged conditions keep their transition time. */
+export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInputs, now: string): IPAddressClaimStatus {
+  const previous = claim.status ?? {};
+  const generation = claim.metadata.generation;
+  const conditions: Condition[] = [];
+  const keep = (type: string) => previous.conditions?.find((c) => c.type === type);
+  const condition = (type: string, status: 'True' | 'False', reason: string, message: string): Condition => {
+    const old = keep(type);
+    const unchanged = old && old.status === status;
+    return {
+      type,
+      status,
+      reason,
+      message,
+      lastTransitionTime: unchanged ? old.lastTransitionTime : now,
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    };
+  };
+
+  let className = previous.className;
+  if (inputs.resolution?.ok) {
+    className = inputs.resolution.class.metadata.name;
+    conditions.push(condition('ClassResolved', 'True', 'Resolved', `resolved to IPAddressClass "${className}"`));
+  } else if (inputs.resolution) {
+    conditions.push(condition('ClassResolved', 'False', inputs.resolution.reason, inputs.resolution.message));
+  } else {
+    const old = keep('ClassResolved');
+    if (old) {
+      conditions.push(old);
+    }
+  }
+
+  let phase: IPAddressClaimStatus['phase'];
+  if (!inputs.requested) {
+    phase = 'Pending';
+    conditions.push(
+      condition('Bound', 'False', 'InvalidFamily', `spec.family "${claim.spec.family}" is not one of IPv4, IPv6, Dual`),
+    );
+  } else if (inputs.missing.length === 0) {
+    phase = 'Bound';
+    conditions.push(condition('Bound', 'True', 'Bound', `bound to ${inputs.bound.map((a) => a.metadata.name).join(', ')}`));
+  } else if (previous.phase === 'Bound' || previous.phase === 'Lost') {
+    phase = 'Lost';
+    conditions.push(
+      condition('Bound', 'False', 'AddressLost', `no usable ${inputs.missing.join(' and ')} address is bound any more`),
+    );
+  } else {
+    phase = 'Pending';
+    const families = inputs.missing.join(' and ');
+    const message = inputs.match.pinnedMissing
+      ? `waiting for IPAddress "${inputs.match.pinnedMissing}" (spec.addressName), which does not exist`
+      : inputs.match.provisioner
+        ? `waiting for provisioner "${inputs.match.provisioner}" to provide ${families}`
+        : `waiting for class resolution before provisioning ${families}`;
+    conditions.push(condition('Bound', 'False', 'WaitingForProvisioning', message));
+  }
+
+  const status: IPAddressClaimStatus = {
+    phase,
+    addresses: inputs.bound.map((a) => ({ name: a.metadata.name!, address: a.spec.address })),
+    conditions,
+  };
+  if (className) {
+    status.className = className;
+  }
+  return status;
+}
+
+/** Anything but Delete (including empty or unknown) is Retain. */
+export function reclaimAction(policy: string | undefined): 'Delete' | 'Retain' {
+  return policy === 'Delete' ? 'Delete' : 'Retain';
+}
+
+export type AddressDecision =
+  | { readonly action: 'none' }
+  | { readonly action: 'phase'; readonly phase: AddressPhase }
+  | { readonly action: 'delete' };
+
+/** §8 steps 4-7 for a live address: the phase it should have, or its safety-net deletion. */
+export function decideAddress(address: IPAddress, claim: IPAddressClaim | undefined): AddressDecision {
+  const phase = address.status?.phase;
+  const set = (next: AddressPhase): AddressDecision => (phase === next ? { action: 'none' } : { action: 'phase', phase: next });
+  if (!familyOf(address.spec.address)) {
+    return set('Pending');
+  }
+  if (phase === 'Conflict' || phase === 'Lost') {
+    return { action: 'none' }; // the driver's phases: the core neither enters nor leaves them
+  }
+  const ref = address.spec.claimRef;
+  if (!ref) {
+    return set('Available');
+  }
+  if (!claim || (ref.uid && claim.metadata.uid !== ref.uid)) {
+    return reclaimAction(address.spec.reclaimPolicy) === 'Delete' ? { action: 'delete' } : set('Released');
+  }
+  if (claim.metadata.deletionTimestamp || !ref.uid) {
+    return { action: 'none' };
+  }
+  return set('Bound');
+}
+
+/** §8 step 2: the core's finalizer stays only while the address is Bound to a live claim. */
+export function deletionBlocked(address: IPAddress, claim: IPAddressClaim | undefined): boolean {
+  const ref = address.spec.claimRef;
+  return Boolean(
+    ref &&
+      address.status?.phase === 'Bound' &&
+      claim &&
+      (!ref.uid || ref.uid === claim.metadata.uid) &&
+      !claim.metadata.deletionTimestamp,
+  );
+}
+
+function byName(a: IPAddress, b: IPAddress): number {
+  const x = a.metadata.name ?? '';
+  const y = b.metadata.name ?? '';
+  return x < y ? -1 : x > y ? 1 : 0;
+}

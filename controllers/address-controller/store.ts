@@ -1,0 +1,26 @@
+/**
+ * What the core's reconcilers read and write. Reads come from caches and are
+ * synchronous; writes go to the API server and carry resourceVersion, so a
+ * stale write fails with 409 and the key is retried. Implemented over
+ * informers and the API (cluster-store.ts), and in memory for unit tests.
+ */
+import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
+import type { Family } from './decisions.js';
+
+export interface AddressStore {
+  claim(namespace: string, name: string): IPAddressClaim | undefined;
+  address(name: string): IPAddress | undefined;
+  classes(): IPAddressClass[];
+  /** Addresses whose claimRef names this claim (the `spec.claimRef` index). */
+  addressesReferencing(namespace: string, name: string): IPAddress[];
+  /** The smallest matchable address of the class and family, skipping `exclude`. */
+  firstCandidate(className: string, family: Family, exclude?: ReadonlySet<string>): IPAddress | undefined;
+  /** Claims whose phase is not Bound (the fan-out target of address and class events). */
+  unboundClaims(): IPAddressClaim[];
+
+  updateClaim(claim: IPAddressClaim): Promise<IPAddressClaim>;
+  updateClaimStatus(claim: IPAddressClaim): Promise<IPAddressClaim>;
+  updateAddress(address: IPAddress): Promise<IPAddress>;
+  updateAddressStatus(address: IPAddress): Promise<IPAddress>;
+  deleteAddress(name: string): Promise<void>;
+}

@@ -1,0 +1,75 @@
+/** A named reconcile loop over a work queue, with metrics and backoff on error. */
+import { isConflict } from './kube.js';
+import type { Logger } from './log.js';
+import type { ControllerMetrics } from './metrics.js';
+import { WorkQueue } from './queue.js';
+
+export interface ReconcileResult {
+  /** Look again after this long even without an event. */
+  readonly requeueAfterMs?: number;
+}
+
+export type Reconcile = (key: string) => Promise<ReconcileResult | void>;
+
+export class Controller {
+  readonly queue = new WorkQueue();
+  private workers: Promise<void>[] = [];
+
+  constructor(
+    readonly name: string,
+    private readonly reconcile: Reconcile,
+    private readonly log: Logger,
+    private readonly metrics?: ControllerMetrics,
+  ) {}
+
+  enqueue(key: string): void {
+    this.queue.add(key);
+    this.metrics?.queueDepth.set({ name: this.name }, this.queue.length);
+  }
+
+  /** Starts `count` workers (controller-runtime's default is one). */
+  start(count = 1): void {
+    for (let i = 0; i < count; i++) {
+      this.workers.push(this.work());
+    }
+  }
+
+  /** Stops taking keys and waits for in-flight reconciles to finish. */
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    await Promise.all(this.workers);
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) {
+        return;
+      }
+      this.metrics?.queueDepth.set({ name: this.name }, this.queue.length);
+      const stopTimer = this.metrics?.reconcileDuration.startTimer({ controller: this.name });
+      try {
+        const result = await this.reconcile(key);
+        this.queue.forget(key);
+        if (result?.requeueAfterMs) {
+          this.queue.addAfter(key, result.requeueAfterMs);
+        }
+        this.metrics?.reconcileTotal.inc({ controller: this.name, result: result?.requeueAfterMs ? 'requeue_after' : 'success' });
+      } catch (error) {
+        this.queue.addRateLimited(key);
+        this.metrics?.reconcileTotal.inc({ controller: this.name, result: 'error' });
+        this.metrics?.reconcileErrors.inc({ controller: this.name });
+        // A conflict is the designed outcome of a race: retry quietly.
+        (isConflict(error) ? this.log.debug : this.log.warn)('reconcile failed; will retry', {
+          controller: this.name,
+          key,
+          retries: this.queue.numRequeues(key),
+          error: String((error as Error)?.message ?? error),
+        });
+      } finally {
+        stopTimer?.();
+        this.queue.done(key);
+      }
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/** Kubernetes Events for user-visible decisions (what `kubectl describe` shows). */
+import { randomBytes } from 'node:crypto';
+import * as k8s from '@kubernetes/client-node';
+import type { KubeObject } from './kube.js';
+import type { Logger } from './log.js';
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface EventRecorder {
+  event(object: KubeObject, type: EventType, reason: string, message: string): void;
+}
+
+/** Writes core/v1 Events; a failed write is logged, never thrown into a reconcile. */
+export class ApiEventRecorder implements EventRecorder {
+  private readonly api: k8s.CoreV1Api;
+
+  constructor(
+    kc: k8s.KubeConfig,
+    private readonly component: string,
+    private readonly log: Logger,
+  ) {
+    this.api = kc.makeApiClient(k8s.CoreV1Api);
+  }
+
+  event(object: KubeObject, type: EventType, reason: string, message: string): void {
+    const meta = object.metadata;
+    // Events of cluster-scoped objects live in `default`, as kubectl expects.
+    const namespace = meta.namespace || 'default';
+    const now = new Date();
+    const body: k8s.CoreV1Event = {
+      metadata: { name: `${meta.name}.${now.getTime().toString(16)}${randomBytes(2).toString('hex')}`, namespace },
+      involvedObject: {
+        apiVersion: object.apiVersion,
+        kind: object.kind,
+        name: meta.name,
+        namespace: meta.namespace,
+        uid: meta.uid,
+        resourceVersion: meta.resourceVersion,
+      },
+      type,
+      reason,
+      message,
+      source: { component: this.component },
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+      reportingComponent: this.component,
+    };
+    this.api.createNamespacedEvent({ namespace, body }).catch((error: unknown) => {
+      this.log.warn('event not recorded', { reason, object: meta.name, error: String(error) });
+    });
+  }
+}

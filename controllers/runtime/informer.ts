@@ -1,0 +1,270 @@
+/**
+ * A list+watch cache of one resource, with the resilience client-node's own
+ * informer lacks (anchors.md §5.2): it resumes from the last resourceVersion,
+ * relists on 410 Gone, restarts with backoff (1 s doubling to 30 s) on any
+ * other error, and a watchdog aborts a watch that has been silent too long.
+ * Secondary indexes map index values to object keys.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { keyOf, type KubeObject } from './kube.js';
+import type { Logger } from './log.js';
+
+export interface InformerHandlers<T> {
+  add?(object: T): void;
+  update?(previous: T, object: T): void;
+  delete?(object: T): void;
+}
+
+export type IndexFunction<T> = (object: T) => readonly string[];
+
+export interface InformerOptions<T> {
+  readonly name: string;
+  /** API path, e.g. /apis/local.sdn.cozystack.io/v1alpha1/ipaddresses */
+  readonly path: string;
+  readonly list: () => Promise<{ items: T[]; metadata?: k8s.V1ListMeta }>;
+  readonly kubeConfig: k8s.KubeConfig;
+  readonly log: Logger;
+  /** Abort a watch with no event (bookmarks included) for this long. @default 5 minutes */
+  readonly stallTimeoutMs?: number;
+  /** Ask the server to end each watch after this long, so it is re-established regularly. @default 240 */
+  readonly watchTimeoutSeconds?: number;
+}
+
+export class Informer<T extends KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly indexers = new Map<string, IndexFunction<T>>();
+  private readonly indexes = new Map<string, Map<string, Set<string>>>();
+  private readonly handlers: InformerHandlers<T>[] = [];
+  private resourceVersion: string | undefined;
+  private stopped = false;
+  private abort: AbortController | undefined;
+  private running: Promise<void> | undefined;
+  private syncedOnce!: () => void;
+  /** Resolves after the first complete list. */
+  readonly synced = new Promise<void>((resolve) => (this.syncedOnce = resolve));
+  private isSynced = false;
+  /** Restarts after errors, for metrics and tests. */
+  restarts = 0;
+
+  constructor(private readonly options: InformerOptions<T>) {}
+
+  get hasSynced(): boolean {
+    return this.isSynced;
+  }
+
+  addIndex(name: string, fn: IndexFunction<T>): void {
+    this.indexers.set(name, fn);
+    const index = new Map<string, Set<string>>();
+    this.indexes.set(name, index);
+    for (const [key, object] of this.cache) {
+      this.indexInto(index, fn, key, object);
+    }
+  }
+
+  on(handlers: InformerHandlers<T>): void {
+    this.handlers.push(handlers);
+  }
+
+  get(key: string): T | undefined {
+    return this.cache.get(key);
+  }
+
+  list(): T[] {
+    return [...this.cache.values()];
+  }
+
+  /** Objects whose index function returned `value`. */
+  byIndex(name: string, value: string): T[] {
+    const keys = this.indexes.get(name)?.get(value);
+    if (!keys) {
+      return [];
+    }
+    return [...keys].map((k) => this.cache.get(k)!).filter(Boolean);
+  }
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort?.abort();
+    await this.running;
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        if (this.resourceVersion === undefined) {
+          await this.relist();
+        }
+        await this.watchOnce();
+        failures = 0;
+      } catch (error) {
+        if (this.stopped) {
+          break;
+        }
+        this.restarts++;
+        const delay = Math.min(1000 * 2 ** failures, 30_000);
+        failures++;
+        this.options.log.warn('watch failed; restarting', { informer: this.options.name, delayMs: delay, error: String(error) });
+        await sleep(delay);
+      }
+    }
+  }
+
+  /** Lists everything, replaces the cache and tells handlers what changed. */
+  private async relist(): Promise<void> {
+    const result = await this.options.list();
+    const seen = new Set<string>();
+    for (const object of result.items) {
+      const key = keyOf(object);
+      seen.add(key);
+      this.upsert(key, object);
+    }
+    for (const [key, object] of [...this.cache]) {
+      if (!seen.has(key)) {
+        this.remove(key, object);
+      }
+    }
+    this.resourceVersion = result.metadata?.resourceVersion;
+    if (!this.isSynced) {
+      this.isSynced = true;
+      this.syncedOnce();
+    }
+  }
+
+  private watchOnce(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      let watchdog: NodeJS.Timeout | undefined;
+      const finish = (error?: unknown) => {
+        if (settled) {
+          return;
+        }
+        settled = true;
+        clearTimeout(watchdog);
+        this.abort?.abort();
+        error ? reject(error) : resolve();
+      };
+      const stallMs = this.options.stallTimeoutMs ?? 5 * 60_000;
+      const pet = () => {
+        clearTimeout(watchdog);
+        watchdog = setTimeout(() => {
+          this.options.log.warn('watch silent too long; restarting it', { informer: this.options.name });
+          finish();
+        }, stallMs);
+        watchdog.unref();
+      };
+      pet();
+      const watch = new k8s.Watch(this.options.kubeConfig);
+      watch
+        .watch(
+          this.options.path,
+          {
+            resourceVersion: this.resourceVersion,
+            allowWatchBookmarks: true,
+            timeoutSeconds: this.options.watchTimeoutSeconds ?? 240,
+          },
+          (phase: string, object: T & { code?: number }) => {
+            pet();
+            if (phase === 'ERROR') {
+              if (object.code === 410) {
+                this.resourceVersion = undefined; // too old: relist
+                finish();
+              } else {
+                finish(new Error(`watch error: ${JSON.stringify(object)}`));
+              }
+              return;
+            }
+            const rv = object.metadata?.resourceVersion;
+            if (rv) {
+              this.resourceVersion = rv;
+            }
+            if (phase === 'BOOKMARK') {
+              return;
+            }
+            const key = keyOf(object);
+            if (phase === 'DELETED') {
+              const previous = this.cache.get(key);
+              if (previous) {
+                this.remove(key, object);
+              }
+            } else {
+              this.upsert(key, object);
+            }
+          },
+          (error: unknown) => {
+            if (error && (error as { name?: string }).name !== 'AbortError' && !this.stopped) {
+              finish(error);
+            } else {
+              finish();
+            }
+          },
+        )
+        .then((controller) => {
+          this.abort = controller;
+          if (this.stopped || settled) {
+            controller.abort();
+          }
+        }, finish);
+    });
+  }
+
+  private upsert(key: string, object: T): void {
+    const previous = this.cache.get(key);
+    if (previous && previous.metadata.resourceVersion === object.metadata.resourceVersion) {
+      return; // a relist or reconnect replay: nothing changed
+    }
+    if (previous) {
+      this.unindex(key, previous);
+    }
+    this.cache.set(key, object);
+    for (const [name, fn] of this.indexers) {
+      this.indexInto(this.indexes.get(name)!, fn, key, object);
+    }
+    for (const h of this.handlers) {
+      previous ? h.update?.(previous, object) : h.add?.(object);
+    }
+  }
+
+  private remove(key: string, object: T): void {
+    const previous = this.cache.get(key);
+    if (previous) {
+      this.unindex(key, previous);
+    }
+    this.cache.delete(key);
+    for (const h of this.handlers) {
+      h.delete?.(previous ?? object);
+    }
+  }
+
+  private indexInto(index: Map<string, Set<string>>, fn: IndexFunction<T>, key: string, object: T): void {
+    for (const value of fn(object)) {
+      let keys = index.get(value);
+      if (!keys) {
+        keys = new Set();
+        index.set(value, keys);
+      }
+      keys.add(key);
+    }
+  }
+
+  private unindex(key: string, object: T): void {
+    for (const [name, fn] of this.indexers) {
+      const index = this.indexes.get(name)!;
+      for (const value of fn(object)) {
+        const keys = index.get(value);
+        keys?.delete(key);
+        if (keys?.size === 0) {
+          index.delete(value);
+        }
+      }
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

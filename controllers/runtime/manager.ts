@@ -1,0 +1,92 @@
+/**
+ * Runs a controller process: probes and metrics servers, informers (caches
+ * fill before leadership, as in controller-runtime), leader election, the
+ * controllers' workers; and a graceful stop on SIGTERM: stop taking work,
+ * finish what is in flight, release the Lease, stop the informers.
+ */
+import type { Server } from 'node:http';
+import type * as k8s from '@kubernetes/client-node';
+import type { Controller } from './controller.js';
+import { close, serveMetrics, serveProbes } from './http.js';
+import type { Informer } from './informer.js';
+import type { KubeObject } from './kube.js';
+import { LeaderElector } from './leader.js';
+import type { Logger } from './log.js';
+import type { ControllerMetrics } from './metrics.js';
+
+export interface ManagerOptions {
+  readonly kubeConfig: k8s.KubeConfig;
+  readonly log: Logger;
+  readonly metrics: ControllerMetrics;
+  readonly probeAddress?: { host: string; port: number };
+  readonly metricsAddress?: { host: string; port: number };
+  /** Absent: run without electing (a single replica). */
+  readonly leaderElection?: { namespace: string; name: string; identity: string };
+}
+
+export class Manager {
+  private readonly informers: Informer<KubeObject>[] = [];
+  private readonly controllers: Controller[] = [];
+  private servers: Server[] = [];
+  private elector: LeaderElector | undefined;
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly options: ManagerOptions) {}
+
+  addInformer<T extends KubeObject>(informer: Informer<T>): void {
+    this.informers.push(informer as unknown as Informer<KubeObject>);
+  }
+
+  addController(controller: Controller): void {
+    this.controllers.push(controller);
+  }
+
+  get ready(): boolean {
+    return this.informers.every((i) => i.hasSynced);
+  }
+
+  /** Starts everything; resolves once the controllers run (after winning the Lease, if electing). */
+  async start(onFatal: (reason: string) => void): Promise<void> {
+    const { log } = this.options;
+    if (this.options.probeAddress) {
+      this.servers.push(await serveProbes(this.options.probeAddress, () => this.ready));
+    }
+    if (this.options.metricsAddress) {
+      this.servers.push(await serveMetrics(this.options.metricsAddress, this.options.metrics));
+    }
+    for (const informer of this.informers) {
+      informer.start();
+    }
+    await Promise.all(this.informers.map((i) => i.synced));
+    log.info('caches synced');
+    if (this.options.leaderElection) {
+      this.elector = new LeaderElector({ kubeConfig: this.options.kubeConfig, log, ...this.options.leaderElection });
+      const name = this.options.leaderElection.name;
+      await this.elector.run(() => {
+        this.options.metrics.leader.set({ name }, 0);
+        onFatal('lost leadership');
+      });
+      this.options.metrics.leader.set({ name }, 1);
+    }
+    if (this.stopping) {
+      return;
+    }
+    for (const controller of this.controllers) {
+      controller.start();
+    }
+    log.info('controllers started', { controllers: this.controllers.map((c) => c.name) });
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      const { log } = this.options;
+      log.info('shutting down');
+      await Promise.all(this.controllers.map((c) => c.stop()));
+      await this.elector?.release();
+      await Promise.all(this.informers.map((i) => i.stop()));
+      await Promise.all(this.servers.map(close));
+      log.info('stopped');
+    })();
+    return this.stopping;
+  }
+}

@@ -1,0 +1,49 @@
+/** The Go suite's fixtures (address-controller-api.md §12): class public, claim tenant-a/web, 203.0.113.0/24. */
+import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../../constructs/api/v1alpha1/index.js';
+import { AddressReconciler } from '../../../controllers/address-controller/address-reconciler.js';
+import { ClaimReconciler } from '../../../controllers/address-controller/claim-reconciler.js';
+import { InMemoryAddressStore, RecordingEvents } from '../../support/memory-store.js';
+
+export const API = 'local.sdn.cozystack.io/v1alpha1' as const;
+export const PROVISIONER = 'metallb.drivers.local.sdn.cozystack.io';
+
+export function ipClass(name = 'public', extra: Partial<IPAddressClass['spec']> = {}, annotations?: Record<string, string>): IPAddressClass {
+  return { apiVersion: API, kind: 'IPAddressClass', metadata: { name, annotations }, spec: { provisioner: PROVISIONER, reclaimPolicy: 'Retain', ...extra } };
+}
+
+export function defaultClass(name: string): IPAddressClass {
+  return ipClass(name, {}, { 'ipaddressclass.local.sdn.cozystack.io/is-default-class': 'true' });
+}
+
+export function claim(spec: IPAddressClaim['spec'] = { className: 'public', family: 'IPv4' }, name = 'web'): IPAddressClaim {
+  return { apiVersion: API, kind: 'IPAddressClaim', metadata: { name, namespace: 'tenant-a', uid: name === 'web' ? 'claim-uid-1' : `claim-uid-${name}` }, spec };
+}
+
+export function address(ip: string, extra: Partial<IPAddress['spec']> = {}, phase?: IPAddress['status']): IPAddress {
+  return {
+    apiVersion: API,
+    kind: 'IPAddress',
+    metadata: { name: `ip-${ip.replace(/[.:]/g, '-')}` },
+    spec: { className: 'public', address: ip, reclaimPolicy: 'Retain', source: { fromClass: {} }, ...extra },
+    ...(phase ? { status: phase } : {}),
+  };
+}
+
+export const available = { phase: 'Available' as const };
+export const ref = (uid?: string) => ({ namespace: 'tenant-a', name: 'web', ...(uid !== undefined ? { uid } : {}) });
+
+export function world() {
+  const store = new InMemoryAddressStore();
+  const claimEvents = new RecordingEvents();
+  const addressEvents = new RecordingEvents();
+  const claims = new ClaimReconciler(store, claimEvents, () => '2026-12-02T00:00:00Z');
+  const addresses = new AddressReconciler(store, addressEvents);
+  return {
+    store,
+    claimEvents,
+    addressEvents,
+    reconcileClaim: (name = 'web') => claims.reconcile('tenant-a', name),
+    reconcileAddress: (name: string) => addresses.reconcile(name),
+    claimOf: (name = 'web') => store.claim('tenant-a', name),
+  };
+}
