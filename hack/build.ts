@@ -1,0 +1,47 @@
+/**
+ * `npm run build`: bundles each controller entrypoint into one ESM file under
+ * build/<controller>/main.mjs (git-ignored; dist/ holds only the synthesized
+ * artifact). The Dockerfiles copy these bundles into a distroless Node image.
+ */
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { REPO_ROOT } from './lib/paths.js';
+
+/** Every controllers/<name>/main.ts (controllers/runtime is the shared library). */
+export function controllerNames(): string[] {
+  const root = join(REPO_ROOT, 'controllers');
+  return readdirSync(root)
+    .filter((name) => existsSync(join(root, name, 'main.ts')))
+    .sort();
+}
+
+async function main(): Promise<void> {
+  const only = process.argv.slice(2);
+  for (const name of controllerNames().filter((c) => only.length === 0 || only.includes(c))) {
+    const outdir = join(REPO_ROOT, 'build', name);
+    rmSync(outdir, { recursive: true, force: true });
+    const result = await build({
+      entryPoints: [join(REPO_ROOT, 'controllers', name, 'main.ts')],
+      outfile: join(outdir, 'main.mjs'),
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'esm',
+      minify: false,
+      sourcemap: 'linked',
+      legalComments: 'linked',
+      metafile: true,
+      // Some bundled CommonJS dependencies call require(); give the ESM bundle one.
+      banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+      logLevel: 'warning',
+    });
+    const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
+    process.stdout.write(`build: ${name} -> build/${name}/main.mjs (${(bytes / 2 ** 20).toFixed(1)} MiB with map)\n`);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`build: ${(error as Error).message}\n`);
+  process.exitCode = 1;
+});

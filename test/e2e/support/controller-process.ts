@@ -1,0 +1,45 @@
+/** Runs a controller from its real entrypoint as a local process (no kubelet runs Pods here). */
+import { join } from 'node:path';
+import { REPO_ROOT } from '../../support/synth.js';
+import { freePort, waitFor } from './ports.js';
+import { start, type Started } from './processes.js';
+
+export interface ControllerProcess {
+  readonly process: Started;
+  readonly probePort: number;
+  readonly metricsPort: number;
+  get(path: string, port?: number): Promise<{ status: number; body: string }>;
+}
+
+export async function startController(
+  name: 'address-controller' | 'metallb-iad',
+  kubeconfig: string,
+  logDir: string,
+  args: string[] = [],
+  instance: string = name,
+): Promise<ControllerProcess> {
+  const probePort = await freePort();
+  const metricsPort = await freePort();
+  const started = start(
+    instance,
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'controllers', name, 'main.ts'),
+      `--kubeconfig=${kubeconfig}`,
+      `--health-probe-bind-address=127.0.0.1:${probePort}`,
+      `--metrics-bind-address=127.0.0.1:${metricsPort}`,
+      '--log-level=debug',
+      ...args,
+    ],
+    logDir,
+    { ...process.env, POD_NAME: instance },
+  );
+  const get = async (path: string, port = path === '/metrics' ? metricsPort : probePort) => {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`);
+    return { status: response.status, body: await response.text() };
+  };
+  await waitFor(`${instance} /healthz (${started.tail(10)})`, async () => (await get('/healthz')).status === 200, 60_000);
+  return { process: started, probePort, metricsPort, get };
+}
