@@ -15,6 +15,10 @@ export function isNotFound(error: unknown): boolean {
   return error instanceof k8s.ApiException && error.code === 404;
 }
 
+export function isAlreadyExists(error: unknown): boolean {
+  return error instanceof k8s.ApiException && error.code === 409 && String(error.body).includes('AlreadyExists');
+}
+
 export function isGone(error: unknown): boolean {
   return error instanceof k8s.ApiException && error.code === 410;
 }
@@ -63,6 +67,14 @@ export class CustomResourceClient<T extends KubeObject> {
     return (namespace
       ? await this.api.getNamespacedCustomObject({ group, version, plural, namespace, name })
       : await this.api.getClusterCustomObject({ group, version, plural, name })) as T;
+  }
+
+  async create(object: T): Promise<T> {
+    const { group, version, plural } = this.ref;
+    const namespace = object.metadata.namespace;
+    return (namespace
+      ? await this.api.createNamespacedCustomObject({ group, version, plural, namespace, body: object })
+      : await this.api.createClusterCustomObject({ group, version, plural, body: object })) as T;
   }
 
   async replace(object: T): Promise<T> {

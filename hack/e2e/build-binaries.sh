@@ -17,7 +17,7 @@ METALLB_VERSION="${METALLB_VERSION:-v0.15.3}"
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$root/.cache/e2e/bin-kube${KUBE_VERSION}-etcd${ETCD_VERSION}-metallb${METALLB_VERSION}"
-if [[ -x "$bin/kube-apiserver" && -x "$bin/kube-controller-manager" && -x "$bin/etcd" && -x "$bin/metallb-controller" ]]; then
+if [[ -x "$bin/kube-apiserver" && -x "$bin/kube-controller-manager" && -x "$bin/etcd" && -x "$bin/metallb-controller" && -d "$bin/metallb-crds" ]]; then
   echo "$bin"
   exit 0
 fi
@@ -77,7 +77,17 @@ build_metallb() {
   cp "$gobin/controller" "$bin/metallb-controller"
 }
 
+# MetalLB's CRDs, from the same module version (no conversion webhook in config/crd/bases).
+copy_metallb_crds() {
+  local dir
+  dir="$(GOFLAGS= go mod download -json "go.universe.tf/metallb@$METALLB_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
+  mkdir -p "$bin/metallb-crds"
+  cp "$dir"/config/crd/bases/metallb.io_*.yaml "$bin/metallb-crds/"
+  chmod u+w "$bin"/metallb-crds/*.yaml
+}
+
 [[ -x "$bin/kube-apiserver" && -x "$bin/kube-controller-manager" ]] || build_kube
 [[ -x "$bin/etcd" ]] || build_etcd
 [[ -x "$bin/metallb-controller" ]] || build_metallb
+[[ -d "$bin/metallb-crds" ]] || copy_metallb_crds
 echo "$bin"

@@ -12,6 +12,8 @@ export interface Binaries {
   readonly kubeApiserver: string;
   readonly kubeControllerManager: string;
   readonly metallbController: string;
+  /** MetalLB's CRD manifests, from the same module version. */
+  readonly metallbCrds: string;
 }
 
 export function binaries(): Binaries {
@@ -30,6 +32,7 @@ export function binaries(): Binaries {
     kubeApiserver: pick('kube-apiserver', true),
     kubeControllerManager: pick('kube-controller-manager', true),
     metallbController: pick('metallb-controller', false),
+    metallbCrds: pick('metallb-crds', false),
   };
 }
 

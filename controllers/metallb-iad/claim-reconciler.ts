@@ -1,0 +1,160 @@
+/**
+ * Allocation (metallb-iad.md §4): for each missing family of a claim stamped
+ * for this driver, a deterministic allocation placeholder lets MetalLB pick
+ * the IP; the driver pins what it observed, records the IPAddress, and hands
+ * the placeholder to it. Every step is idempotent, so a crash at any point is
+ * completed by the next pass.
+ */
+import type { V1Service } from '@kubernetes/client-node';
+import {
+  METALLB_TEARDOWN_FINALIZER,
+  PROVISIONER_ANNOTATION,
+  type IPAddress,
+  type IPAddressClaim,
+} from '../../constructs/api/v1alpha1/index.js';
+import { boundAddresses, familyOf, requestedFamilies, type Family } from '../address-controller/decisions.js';
+import type { ReconcileResult } from '../runtime/controller.js';
+import type { EventRecorder } from '../runtime/events.js';
+import { isAlreadyExists } from '../runtime/kube.js';
+import {
+  DRIVER,
+  IP_ADDRESS_LABEL,
+  PIN_ANNOTATION,
+  allocationPlaceholderName,
+  ingressIps,
+  ipObjectName,
+  ownerOf,
+  placeholderService,
+  servedBy,
+} from './decisions.js';
+import type { DriverStore } from './store.js';
+
+/** While MetalLB has not answered, look again even without an event. */
+const WAITING_REQUEUE_MS = 120_000;
+
+export class DriverClaimReconciler {
+  constructor(
+    private readonly store: DriverStore,
+    private readonly events: EventRecorder,
+  ) {}
+
+  async reconcile(namespace: string, name: string): Promise<ReconcileResult | void> {
+    const claim = this.store.claim(namespace, name);
+    if (!claim || claim.metadata.deletionTimestamp) {
+      await this.cleanupOrphans(namespace, name);
+      return;
+    }
+    if (claim.metadata.annotations?.[PROVISIONER_ANNOTATION] !== DRIVER || claim.spec.addressName) {
+      return; // another driver's, or pinned by name: the core matches those
+    }
+    const className = claim.status?.className || claim.spec.className;
+    const ipClass = className ? this.store.ipClass(className) : undefined;
+    if (!ipClass || !servedBy(ipClass)) {
+      return;
+    }
+    const requested = requestedFamilies(claim.spec.family) ?? [];
+    const bound = boundAddresses(claim, this.store.addresses.list().filter((a) => a.spec.claimRef?.namespace === namespace && a.spec.claimRef.name === name));
+    // A Lost address still covers its family: the claim is never silently re-provisioned.
+    const covered = new Set(bound.map((a) => familyOf(a.spec.address)));
+    const missing = requested.filter((f) => !covered.has(f));
+    if (missing.length === 0) {
+      await this.cleanupOrphans(namespace, name);
+      return;
+    }
+    let waiting = false;
+    for (const family of missing) {
+      waiting = !(await this.provision(claim, ipClass.metadata.name!, ipClass.spec.reclaimPolicy ?? 'Retain', family)) || waiting;
+    }
+    return waiting ? { requeueAfterMs: WAITING_REQUEUE_MS } : undefined;
+  }
+
+  /** One family; true when it is recorded (or given up on), false while waiting for MetalLB. */
+  private async provision(claim: IPAddressClaim, className: string, reclaimPolicy: 'Retain' | 'Delete', family: Family): Promise<boolean> {
+    const { namespace, name, uid } = claim.metadata;
+    const placeholderName = allocationPlaceholderName(uid!, family);
+    let placeholder: V1Service | undefined = this.store.service(this.store.placeholderNamespace, placeholderName);
+    if (!placeholder) {
+      try {
+        await this.store.createService(
+          placeholderService({
+            name: placeholderName,
+            namespace: this.store.placeholderNamespace,
+            className,
+            family,
+            claim: { namespace: namespace!, name: name! },
+          }),
+        );
+        this.events.event(claim, 'Normal', 'Reserving', `asked MetalLB for an ${family} address from pool iad-${className}`);
+      } catch (error) {
+        if (!isAlreadyExists(error)) {
+          throw error;
+        }
+      }
+      return false;
+    }
+    const ip = ingressIps(placeholder).find((candidate) => familyOf(candidate) === family);
+    if (!ip) {
+      return false; // MetalLB has not assigned yet (or the pool is exhausted: it says so on the placeholder)
+    }
+    const addressName = ipObjectName(ip);
+    if (placeholder.metadata?.labels?.[IP_ADDRESS_LABEL] !== addressName || placeholder.metadata.annotations?.[PIN_ANNOTATION] !== ip) {
+      placeholder = await this.store.updateService(withPlaceholderMeta(placeholder, { [IP_ADDRESS_LABEL]: addressName }, { [PIN_ANNOTATION]: ip }));
+    }
+    let address: IPAddress | undefined = this.store.address(addressName);
+    if (!address) {
+      try {
+        address = await this.store.createAddress({
+          apiVersion: 'local.sdn.cozystack.io/v1alpha1',
+          kind: 'IPAddress',
+          metadata: { name: addressName, finalizers: [METALLB_TEARDOWN_FINALIZER] },
+          spec: { className, address: ip, reclaimPolicy, claimRef: { namespace: namespace!, name: name!, uid }, source: { fromClass: {} } },
+        });
+        this.events.event(claim, 'Normal', 'Provisioned', `MetalLB assigned ${ip}; created IPAddress ${addressName}`);
+      } catch (error) {
+        if (!isAlreadyExists(error)) {
+          throw error;
+        }
+        address = await this.store.getAddress(addressName);
+      }
+    }
+    const ref = address.spec.claimRef;
+    if (ref?.namespace !== namespace || ref?.name !== name) {
+      this.events.event(
+        claim,
+        'Warning',
+        'LedgerMismatch',
+        `MetalLB assigned ${ip}, but IPAddress ${addressName} already belongs to ${ref ? `${ref.namespace}/${ref.name}` : 'no claim'}; not touching it`,
+      );
+      return true;
+    }
+    const held: V1Service = placeholder;
+    if (!(held.metadata?.ownerReferences ?? []).some((o) => o.uid === address!.metadata.uid)) {
+      await this.store.updateService({
+        ...held,
+        metadata: { ...held.metadata, ownerReferences: [...(held.metadata?.ownerReferences ?? []), ownerOf(address)] },
+      });
+    }
+    return true;
+  }
+
+  /** Allocation placeholders of this claim that no IPAddress backs are deleted; backed ones keep holding. */
+  private async cleanupOrphans(namespace: string, name: string): Promise<void> {
+    for (const placeholder of this.store.allocationPlaceholdersOf(namespace, name)) {
+      const linked = placeholder.metadata?.labels?.[IP_ADDRESS_LABEL];
+      if (!linked || !this.store.address(linked)) {
+        await this.store.deleteService(this.store.placeholderNamespace, placeholder.metadata!.name!);
+      }
+    }
+  }
+}
+
+export function withPlaceholderMeta(service: V1Service, labels: Record<string, string>, annotations: Record<string, string>): V1Service {
+  return {
+    ...service,
+    metadata: {
+      ...service.metadata,
+      labels: { ...service.metadata?.labels, ...labels },
+      annotations: { ...service.metadata?.annotations, ...annotations },
+    },
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Association and Conflict detection (metallb-iad.md §7-§8): a tenant Service
+ * annotated with a claim of its own namespace gets the claim's addresses; one
+ * claim serves one live workload; an IP carried without authorization puts
+ * its address in Conflict.
+ */
+import type { V1Service } from '@kubernetes/client-node';
+import { IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, type IPAddress } from '../../constructs/api/v1alpha1/index.js';
+import type { EventRecorder } from '../runtime/events.js';
+import type { KubeObject } from '../runtime/kube.js';
+import { withoutPin } from './address-reconciler.js';
+import { DRIVER, PINNED_ANNOTATION, PIN_ANNOTATION, authorizes, ingressIps, isPlaceholder } from './decisions.js';
+import { compareIps } from './ip.js';
+import type { DriverStore } from './store.js';
+
+export class ServiceReconciler {
+  constructor(
+    private readonly store: DriverStore,
+    private readonly events: EventRecorder,
+  ) {}
+
+  async reconcile(namespace: string, name: string): Promise<void> {
+    const service = this.store.service(namespace, name);
+    if (!service || isPlaceholder(service, this.store.placeholderNamespace)) {
+      return; // a deleted holder is noticed by the address pass, which re-holds
+    }
+    if (service.metadata?.deletionTimestamp) {
+      await this.clearAssociations(namespace, name);
+      return;
+    }
+    const claimName = service.metadata?.annotations?.[IP_ADDRESS_CLAIM_ANNOTATION];
+    if (!claimName) {
+      if (service.metadata?.annotations?.[PINNED_ANNOTATION] === 'true') {
+        await this.store.updateService(withoutPin(service));
+        this.events.event(asObject(service), 'Normal', 'Disassociated', 'the claim annotation is gone; pin removed');
+      }
+      await this.clearAssociations(namespace, name);
+    } else {
+      await this.associate(service, claimName);
+    }
+    await this.detectConflicts(this.store.service(namespace, name) ?? service);
+  }
+
+  private async associate(service: V1Service, claimName: string): Promise<void> {
+    const { namespace, name } = service.metadata as { namespace: string; name: string };
+    const claim = this.store.claim(namespace, claimName);
+    if (!claim) {
+      this.events.event(asObject(service), 'Warning', 'ClaimNotFound', `IPAddressClaim ${namespace}/${claimName} not found`);
+      return;
+    }
+    if (claim.metadata.annotations?.[PROVISIONER_ANNOTATION] !== DRIVER) {
+      return; // another driver's claim
+    }
+    if (claim.status?.phase !== 'Bound') {
+      this.events.event(asObject(service), 'Normal', 'ClaimNotBound', `IPAddressClaim ${claimName} is ${claim.status?.phase ?? 'Pending'}; waiting`);
+      return;
+    }
+    const addresses: IPAddress[] = [];
+    for (const entry of claim.status.addresses ?? []) {
+      const address = this.store.address(entry.name);
+      if (!address) {
+        return;
+      }
+      const to = address.status?.associatedTo;
+      if (to && !authorizes(address, service) && this.holderLive(to)) {
+        this.events.event(
+          asObject(service),
+          'Warning',
+          'AssociationRejected',
+          `IPAddressClaim ${claimName} already serves ${to.kind} ${to.namespace}/${to.name}; one claim serves one workload`,
+        );
+        return;
+      }
+      addresses.push(address);
+    }
+    // Handoff order converges after a crash: record the association, release the hold, then pin.
+    for (const address of addresses) {
+      if (!authorizes(address, service)) {
+        await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: { kind: 'Service', namespace, name } } });
+      }
+      for (const placeholder of this.store.placeholdersOf(address.metadata.name!)) {
+        await this.store.deleteService(this.store.placeholderNamespace, placeholder.metadata!.name!);
+      }
+    }
+    const pin = addresses.map((a) => a.spec.address).sort(compareIps).join(',');
+    const annotations = service.metadata?.annotations ?? {};
+    if (annotations[PIN_ANNOTATION] !== pin || annotations[PINNED_ANNOTATION] !== 'true') {
+      await this.store.updateService({
+        ...service,
+        metadata: { ...service.metadata, annotations: { ...annotations, [PIN_ANNOTATION]: pin, [PINNED_ANNOTATION]: 'true' } },
+      });
+      this.events.event(asObject(service), 'Normal', 'Associated', `pinned ${pin} from IPAddressClaim ${claimName}`);
+    }
+  }
+
+  private async detectConflicts(service: V1Service): Promise<void> {
+    for (const ip of ingressIps(service)) {
+      for (const address of this.store.addressesByIp(ip)) {
+        if (!address.spec.claimRef || authorizes(address, service) || address.status?.phase === 'Conflict') {
+          continue;
+        }
+        await this.store.updateAddressStatus({ ...address, status: { ...address.status, phase: 'Conflict' } });
+        const ref = address.spec.claimRef;
+        const who = `Service ${service.metadata!.namespace}/${service.metadata!.name}`;
+        this.events.event(asObject(service), 'Warning', 'AddressConflict', `${ip} belongs to IPAddressClaim ${ref.namespace}/${ref.name}`);
+        this.events.event(address, 'Warning', 'Conflict', `${who} carries ${ip} without authorization`);
+      }
+    }
+  }
+
+  private async clearAssociations(namespace: string, name: string): Promise<void> {
+    for (const address of this.store.addressesHeldBy(namespace, name)) {
+      await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: undefined } });
+    }
+  }
+
+  private holderLive(to: { kind: string; namespace: string; name: string }): boolean {
+    if (to.kind !== 'Service') {
+      return true;
+    }
+    const service = this.store.service(to.namespace, to.name);
+    return Boolean(service && !service.metadata?.deletionTimestamp);
+  }
+}
+
+function asObject(service: V1Service): KubeObject {
+  return { apiVersion: 'v1', kind: 'Service', metadata: service.metadata ?? {} };
+}

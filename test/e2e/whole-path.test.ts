@@ -1,0 +1,258 @@
+/**
+ * The whole path on a real control plane with MetalLB's real controller:
+ * class → pool; claim → placeholder → MetalLB assigns → IPAddress → Bound;
+ * tenant Service → pinned, MetalLB gives it that IP; theft refused; Service
+ * gone → held again, same IP for the next Service; Retain → Released, still
+ * held → recycled by addressName; Delete → teardown; Lost and back.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { helm } from '../support/helm.js';
+import { synthesizedArtifact } from '../support/synth.js';
+import { binaries } from './support/binaries.js';
+import { ADMIN, startCluster, type Cluster } from './support/cluster.js';
+import { startController, type ControllerProcess } from './support/controller-process.js';
+import { apis, expectRejected, GROUP, VERSION } from './support/kube.js';
+import { freePort, waitFor } from './support/ports.js';
+import { start, type Started } from './support/processes.js';
+import { recordScenario, printSummary } from './support/summary.js';
+
+const CORE_SA = 'system:serviceaccount:cozy-address-controller:address-controller';
+const DRIVER_SA = 'system:serviceaccount:cozy-metallb-iad:metallb-iad';
+const TENANT_B = 'bob'; // tenant-b admin
+const PLACEHOLDERS = 'cozy-metallb-iad';
+
+let cluster: Cluster;
+let admin: ReturnType<typeof apis>;
+const processes: { stop(): Promise<void> }[] = [];
+
+type Cr = { metadata: k8s.V1ObjectMeta; spec: Record<string, any>; status?: Record<string, any> }; // any: CR JSON
+const crd = (plural: string) => ({ group: GROUP, version: VERSION, plural });
+const getAddress = async (name: string) => (await admin.custom.getClusterCustomObject({ ...crd('ipaddresses'), name })) as Cr;
+const getClaim = async (name: string, namespace = 'tenant-a') => (await admin.custom.getNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace, name })) as Cr;
+const exists = async (read: () => Promise<unknown>) => {
+  try {
+    await read();
+    return true;
+  } catch (error) {
+    if ((error as k8s.ApiException<unknown>).code === 404) {
+      return false;
+    }
+    throw error;
+  }
+};
+const createClaim = (name: string, spec: Record<string, unknown> = { className: 'public' }, namespace = 'tenant-a') =>
+  admin.custom.createNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace, body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClaim', metadata: { name, namespace }, spec } });
+const deleteClaim = (name: string) => admin.custom.deleteNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: 'tenant-a', name });
+const tenantService = (name: string, claim?: string, namespace = 'tenant-a'): k8s.V1Service => ({
+  metadata: { name, namespace, annotations: claim ? { 'local.sdn.cozystack.io/ip-address-claim': claim } : undefined },
+  spec: { type: 'LoadBalancer', ports: [{ port: 80 }] },
+});
+const ingress = async (name: string, namespace = 'tenant-a') =>
+  (await admin.core.readNamespacedService({ name, namespace })).status?.loadBalancer?.ingress?.map((i) => i.ip) ?? [];
+const placeholdersOf = async (addressName: string) =>
+  (await admin.core.listNamespacedService({ namespace: PLACEHOLDERS, labelSelector: `metallb.drivers.local.sdn.cozystack.io/ip-address=${addressName}` })).items;
+const boundAddressOf = async (claim: string) => {
+  await waitFor(`claim ${claim} Bound`, async () => (await getClaim(claim)).status?.phase === 'Bound', 60_000);
+  return (await getClaim(claim)).status!.addresses[0] as { name: string; address: string };
+};
+
+beforeAll(async () => {
+  const bin = binaries();
+  cluster = await startCluster({
+    controllerManager: true,
+    users: [
+      { name: CORE_SA, groups: ['system:serviceaccounts'] },
+      { name: DRIVER_SA, groups: ['system:serviceaccounts'] },
+      { name: TENANT_B, groups: ['tenant-b-admin'] },
+    ],
+  });
+  admin = apis(cluster.client(ADMIN));
+  for (const name of ['cozy-address-controller', 'cozy-metallb-iad', 'cozy-metallb', 'tenant-a', 'tenant-b']) {
+    await admin.core.createNamespace({ body: { metadata: { name } } });
+  }
+  for (const file of readdirSync(bin.metallbCrds).sort()) {
+    for (const doc of parseAllDocuments(readFileSync(join(bin.metallbCrds, file), 'utf8'))) {
+      const object = doc.toJS();
+      if (object) {
+        await admin.objects.create(object);
+      }
+    }
+  }
+  // tenant-b may manage its own Services (as cozy:tenant:admin:base allows).
+  await admin.rbac.createNamespacedRole({ namespace: 'tenant-b', body: { metadata: { name: 'services' }, rules: [{ apiGroups: [''], resources: ['services'], verbs: ['*'] }] } });
+  await admin.rbac.createNamespacedRoleBinding({
+    namespace: 'tenant-b',
+    body: { metadata: { name: 'services' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'services' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'tenant-b-admin' }] },
+  });
+  for (const [release, namespace] of [['address-controller', 'cozy-address-controller'], ['metallb-iad', 'cozy-metallb-iad']] as const) {
+    const result = helm('install', release, join(synthesizedArtifact(), 'packages', 'system', release), '--namespace', namespace, '--kubeconfig', cluster.kubeconfig());
+    expect(result.stderr, release).toBe('');
+  }
+  const metallb: Started = start('metallb-controller', bin.metallbController, [
+    `--kubeconfig=${cluster.kubeconfig()}`,
+    '--namespace=cozy-metallb',
+    '--webhook-mode=disabled',
+    `--port=${await freePort()}`,
+    '--log-level=info',
+  ], cluster.dir);
+  processes.push(metallb);
+  const core: ControllerProcess = await startController('address-controller', cluster.kubeconfig(CORE_SA), cluster.dir);
+  processes.push(core.process);
+  const driver: ControllerProcess = await startController('metallb-iad', cluster.kubeconfig(DRIVER_SA), cluster.dir, [
+    '--metallb-namespace=cozy-metallb',
+    `--placeholder-namespace=${PLACEHOLDERS}`,
+  ]);
+  processes.push(driver.process);
+  await admin.custom.createClusterCustomObject({
+    ...crd('ipaddressclasses'),
+    body: {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: 'IPAddressClass',
+      metadata: { name: 'public', annotations: { 'ipaddressclass.local.sdn.cozystack.io/is-default-class': 'true' } },
+      spec: { provisioner: 'metallb.drivers.local.sdn.cozystack.io', reclaimPolicy: 'Retain', parameters: { addresses: ['203.0.113.0/28'] } },
+    },
+  });
+}, 600_000);
+
+afterAll(async () => {
+  for (const p of processes.reverse()) {
+    await p.stop();
+  }
+  await cluster?.stop();
+  printSummary();
+});
+
+describe('the whole path', () => {
+  let ip: string;
+  let addressName: string;
+
+  it('renders an IPAddressPool (autoAssign false) and L2Advertisement for the class', async () => {
+    await waitFor('pool', () => exists(() => admin.custom.getNamespacedCustomObject({ group: 'metallb.io', version: 'v1beta1', namespace: 'cozy-metallb', plural: 'ipaddresspools', name: 'iad-public' })), 30_000);
+    const pool = (await admin.custom.getNamespacedCustomObject({ group: 'metallb.io', version: 'v1beta1', namespace: 'cozy-metallb', plural: 'ipaddresspools', name: 'iad-public' })) as Cr;
+    expect(pool.spec).toMatchObject({ addresses: ['203.0.113.0/28'], autoAssign: false });
+    expect(pool.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'IPAddressClass', name: 'public' });
+    await waitFor('advertisement', () => exists(() => admin.custom.getNamespacedCustomObject({ group: 'metallb.io', version: 'v1beta1', namespace: 'cozy-metallb', plural: 'l2advertisements', name: 'iad-public' })));
+    recordScenario('class → MetalLB pool and advertisement');
+  });
+
+  it('a claim is reserved through a placeholder MetalLB assigns, recorded as an IPAddress, and Bound', async () => {
+    await createClaim('web');
+    const bound = await boundAddressOf('web');
+    ip = bound.address;
+    addressName = bound.name;
+    expect(ip).toMatch(/^203\.0\.113\.(\d|1[0-5])$/);
+    const address = await getAddress(addressName);
+    expect(address.spec).toMatchObject({ className: 'public', address: ip, reclaimPolicy: 'Retain', source: { fromClass: {} } });
+    expect(address.metadata.finalizers).toEqual(expect.arrayContaining(['metallb.drivers.local.sdn.cozystack.io/teardown', 'local.sdn.cozystack.io/address-protection']));
+    await waitFor('address Bound', async () => (await getAddress(addressName)).status?.phase === 'Bound');
+    const [placeholder] = await placeholdersOf(addressName);
+    expect(placeholder?.metadata?.annotations?.['metallb.io/loadBalancerIPs']).toBe(ip);
+    expect(placeholder?.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'IPAddress', name: addressName });
+    recordScenario('claim → placeholder → MetalLB → IPAddress → Bound');
+  });
+
+  it('a tenant Service naming the claim is pinned, and MetalLB gives it that IP', async () => {
+    await admin.core.createNamespacedService({ namespace: 'tenant-a', body: tenantService('web', 'web') });
+    await waitFor('Service has the IP', async () => (await ingress('web')).includes(ip), 60_000);
+    const service = await admin.core.readNamespacedService({ name: 'web', namespace: 'tenant-a' });
+    expect(service.metadata?.annotations).toMatchObject({ 'metallb.io/loadBalancerIPs': ip, 'metallb.drivers.local.sdn.cozystack.io/pinned': 'true' });
+    expect((await getAddress(addressName)).status?.associatedTo).toEqual({ kind: 'Service', namespace: 'tenant-a', name: 'web' });
+    expect(await placeholdersOf(addressName)).toEqual([]);
+    recordScenario('tenant Service → pinned, MetalLB assigns it');
+  });
+
+  it('another tenant cannot take the IP: the fence refuses the pin', async () => {
+    const bob = apis(cluster.client(TENANT_B));
+    const thief = tenantService('thief', undefined, 'tenant-b');
+    thief.metadata!.annotations = { 'metallb.io/loadBalancerIPs': ip };
+    await expectRejected(bob.core.createNamespacedService({ namespace: 'tenant-b', body: thief }), 403, 'metallb.io/loadBalancerIPs');
+    recordScenario('theft by a tenant refused by admission');
+  });
+
+  it('a second Service naming the same claim is refused while the first lives', async () => {
+    await admin.core.createNamespacedService({ namespace: 'tenant-a', body: tenantService('web2', 'web') });
+    await waitFor('AssociationRejected', async () => {
+      const events = await admin.core.listNamespacedEvent({ namespace: 'tenant-a', fieldSelector: 'involvedObject.name=web2' });
+      return events.items.some((e) => e.reason === 'AssociationRejected');
+    });
+    expect((await admin.core.readNamespacedService({ name: 'web2', namespace: 'tenant-a' })).metadata?.annotations?.['metallb.io/loadBalancerIPs']).toBeUndefined();
+    await admin.core.deleteNamespacedService({ name: 'web2', namespace: 'tenant-a' });
+    recordScenario('one claim serves one workload');
+  });
+
+  it('deleting the Service holds the address again; the next Service gets the same IP', async () => {
+    await admin.core.deleteNamespacedService({ name: 'web', namespace: 'tenant-a' });
+    await waitFor('held again', async () => (await placeholdersOf(addressName)).length === 1, 60_000);
+    await waitFor('associatedTo cleared', async () => !(await getAddress(addressName)).status?.associatedTo);
+    expect((await getAddress(addressName)).status?.phase).toBe('Bound');
+    await admin.core.createNamespacedService({ namespace: 'tenant-a', body: tenantService('web-v2', 'web') });
+    await waitFor('same IP for the next Service', async () => (await ingress('web-v2')).includes(ip), 60_000);
+    await admin.core.deleteNamespacedService({ name: 'web-v2', namespace: 'tenant-a' });
+    await waitFor('held again', async () => (await placeholdersOf(addressName)).length === 1, 60_000);
+    recordScenario('Service deleted → held → same IP again');
+  });
+
+  it('under Retain, deleting the claim leaves the address Released and still held; an admin recycles it', async () => {
+    await deleteClaim('web');
+    await waitFor('Released', async () => (await getAddress(addressName)).status?.phase === 'Released', 60_000);
+    expect((await placeholdersOf(addressName)).length).toBe(1);
+    const released = await getAddress(addressName);
+    delete released.spec.claimRef;
+    await admin.custom.replaceClusterCustomObject({ ...crd('ipaddresses'), name: addressName, body: released });
+    await waitFor('Available', async () => (await getAddress(addressName)).status?.phase === 'Available', 30_000);
+    expect((await placeholdersOf(addressName)).length).toBe(1);
+    await createClaim('web-again', { className: 'public', addressName });
+    const again = await boundAddressOf('web-again');
+    expect(again).toEqual({ name: addressName, address: ip });
+    recordScenario('Retain → Released → Available → re-bound');
+  });
+
+  it('the backing reservation leaving the pool is Lost, and recovers when it returns', async () => {
+    const ipClass = (await admin.custom.getClusterCustomObject({ ...crd('ipaddressclasses'), name: 'public' })) as Cr;
+    const other = ipClass.spec.parameters.addresses;
+    ipClass.spec.parameters = { addresses: ['198.51.100.0/28'] };
+    await admin.custom.replaceClusterCustomObject({ ...crd('ipaddressclasses'), name: 'public', body: ipClass });
+    await waitFor('Lost', async () => (await getAddress(addressName)).status?.phase === 'Lost', 60_000);
+    await waitFor('claim Lost', async () => (await getClaim('web-again')).status?.phase === 'Lost', 30_000);
+    const back = (await admin.custom.getClusterCustomObject({ ...crd('ipaddressclasses'), name: 'public' })) as Cr;
+    back.spec.parameters = { addresses: other };
+    await admin.custom.replaceClusterCustomObject({ ...crd('ipaddressclasses'), name: 'public', body: back });
+    await waitFor('address Bound again', async () => (await getAddress(addressName)).status?.phase === 'Bound', 60_000);
+    await waitFor('claim Bound again', async () => (await getClaim('web-again')).status?.phase === 'Bound', 30_000);
+    recordScenario('Lost on pool change, recovered');
+  });
+
+  it('under Delete, deleting the claim tears down the placeholder and the IPAddress', async () => {
+    await admin.custom.createClusterCustomObject({
+      ...crd('ipaddressclasses'),
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClass', metadata: { name: 'ephemeral' }, spec: { provisioner: 'metallb.drivers.local.sdn.cozystack.io', reclaimPolicy: 'Delete', parameters: { addresses: ['198.51.100.16/28'] } } },
+    });
+    await createClaim('temp', { className: 'ephemeral' });
+    const temp = await boundAddressOf('temp');
+    expect((await placeholdersOf(temp.name)).length).toBe(1);
+    await deleteClaim('temp');
+    await waitFor('IPAddress gone', async () => !(await exists(() => getAddress(temp.name))), 60_000);
+    await waitFor('placeholder gone', async () => (await placeholdersOf(temp.name)).length === 0, 30_000);
+    recordScenario('Delete → teardown');
+  });
+
+  it('accounts for every address: none lost, none bound twice', async () => {
+    const list = (await admin.custom.listClusterCustomObject(crd('ipaddresses'))) as { items: Cr[] };
+    const ips = list.items.map((a) => a.spec.address);
+    expect(new Set(ips).size).toBe(ips.length);
+    const claims = new Map<string, number>();
+    for (const a of list.items) {
+      const ref = a.spec.claimRef;
+      if (ref) {
+        const key = `${ref.namespace}/${ref.name}`;
+        claims.set(key, (claims.get(key) ?? 0) + 1);
+      }
+    }
+    expect([...claims.values()].every((n) => n === 1)).toBe(true);
+    recordScenario('ledger consistent', { addressesLost: list.items.filter((a) => a.status?.phase === 'Lost').length });
+  });
+});
