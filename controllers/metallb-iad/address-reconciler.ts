@@ -20,11 +20,11 @@ import {
   servedBy,
 } from './decisions.js';
 import { rangeContains } from './ip.js';
-import type { DriverStore } from './store.js';
+import type { DriverCluster } from './cluster.js';
 
 export class DriverAddressReconciler {
   constructor(
-    private readonly store: DriverStore,
+    private readonly store: DriverCluster,
     private readonly events: EventRecorder,
   ) {}
 

@@ -27,14 +27,14 @@ import {
   placeholderService,
   servedBy,
 } from './decisions.js';
-import type { DriverStore } from './store.js';
+import type { DriverCluster } from './cluster.js';
 
 /** While MetalLB has not answered, look again even without an event. */
 const WAITING_REQUEUE_MS = 120_000;
 
 export class DriverClaimReconciler {
   constructor(
-    private readonly store: DriverStore,
+    private readonly store: DriverCluster,
     private readonly events: EventRecorder,
   ) {}
 
@@ -53,7 +53,7 @@ export class DriverClaimReconciler {
       return;
     }
     const requested = requestedFamilies(claim.spec.family) ?? [];
-    const bound = boundAddresses(claim, this.store.addresses.list().filter((a) => a.spec.claimRef?.namespace === namespace && a.spec.claimRef.name === name));
+    const bound = boundAddresses(claim, this.store.addressesReferencing(namespace, name));
     // A Lost address still covers its family: the claim is never silently re-provisioned.
     const covered = new Set(bound.map((a) => familyOf(a.spec.address)));
     const missing = requested.filter((f) => !covered.has(f));

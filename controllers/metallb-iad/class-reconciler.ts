@@ -2,13 +2,13 @@
 import type { EventRecorder } from '../runtime/events.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import { parseClassParameters, renderBackend, servedBy } from './decisions.js';
-import type { DriverStore } from './store.js';
+import type { DriverCluster } from './cluster.js';
 
 export class ClassReconciler {
   private readonly reported = new Map<string, string>();
 
   constructor(
-    private readonly store: DriverStore,
+    private readonly store: DriverCluster,
     private readonly events: EventRecorder,
   ) {}
 

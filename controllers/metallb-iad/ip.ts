@@ -46,8 +46,9 @@ export function parseRange(text: string): IpRange | string {
     const first = (base.value / size) * size;
     return { family: base.family, first, last: first + size - 1n };
   }
-  if (trimmed.includes('-')) {
-    const [a = '', b = ''] = trimmed.split('-').map((s) => s.trim());
+  const dash = trimmed.split('-').map((s) => s.trim());
+  if (dash.length === 2 && (ipToBigInt(dash[0]!) || ipToBigInt(dash[1]!))) {
+    const [a = '', b = ''] = dash;
     const start = ipToBigInt(a);
     const end = ipToBigInt(b);
     if (!start || !end) {

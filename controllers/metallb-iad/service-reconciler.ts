@@ -11,11 +11,11 @@ import type { KubeObject } from '../runtime/kube.js';
 import { withoutPin } from './address-reconciler.js';
 import { DRIVER, PINNED_ANNOTATION, PIN_ANNOTATION, authorizes, ingressIps, isPlaceholder } from './decisions.js';
 import { compareIps } from './ip.js';
-import type { DriverStore } from './store.js';
+import type { DriverCluster } from './cluster.js';
 
 export class ServiceReconciler {
   constructor(
-    private readonly store: DriverStore,
+    private readonly store: DriverCluster,
     private readonly events: EventRecorder,
   ) {}
 

@@ -13,21 +13,22 @@ import {
 import { Informer } from '../runtime/informer.js';
 import { CustomResourceClient, isNotFound, type KubeObject } from '../runtime/kube.js';
 import type { Logger } from '../runtime/log.js';
+import type { DriverCluster, MetallbObject } from './cluster.js';
 import { IP_ADDRESS_LABEL, PLACEHOLDER_LABEL, CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION, ingressIps, poolName } from './decisions.js';
 
-export interface MetallbObject extends KubeObject {
-  spec?: { addresses?: string[]; autoAssign?: boolean; ipAddressPools?: string[] };
-}
+export type { MetallbObject } from './cluster.js';
 
 type Service = k8s.V1Service & KubeObject;
 
 export const ADDRESS_BY_IP = 'spec.address';
+export const ADDRESS_BY_CLAIM = 'spec.claimRef';
 export const SERVICE_BY_CLAIM = 'claim';
 export const ADDRESS_BY_HOLDER = 'status.associatedTo';
 export const PLACEHOLDER_BY_ADDRESS = 'placeholder.address';
 export const PLACEHOLDER_BY_CLAIM = 'placeholder.claim';
+export const SERVICE_BY_INGRESS = 'status.loadBalancer.ingress';
 
-export class DriverStore {
+export class DriverStore implements DriverCluster {
   readonly classes: Informer<IPAddressClass>;
   readonly claims: Informer<IPAddressClaim>;
   readonly addresses: Informer<IPAddress>;
@@ -70,10 +71,12 @@ export class DriverStore {
         },
     );
     this.addresses.addIndex(ADDRESS_BY_IP, (a) => [a.spec.address]);
+    this.addresses.addIndex(ADDRESS_BY_CLAIM, (a) => (a.spec.claimRef ? [`${a.spec.claimRef.namespace}/${a.spec.claimRef.name}`] : []));
     this.addresses.addIndex(ADDRESS_BY_HOLDER, (a) => {
       const to = a.status?.associatedTo;
       return to ? [`${to.kind}/${to.namespace}/${to.name}`] : [];
     });
+    this.services.addIndex(SERVICE_BY_INGRESS, (s) => ingressIps(s));
     this.services.addIndex(SERVICE_BY_CLAIM, (s) => {
       const claim = s.metadata?.annotations?.['local.sdn.cozystack.io/ip-address-claim'];
       return claim ? [`${s.metadata!.namespace}/${claim}`] : [];
@@ -120,7 +123,10 @@ export class DriverStore {
     return this.services.byIndex(SERVICE_BY_CLAIM, `${namespace}/${claim}`);
   }
   servicesWithIp(ip: string) {
-    return this.services.list().filter((s) => ingressIps(s).includes(ip));
+    return this.services.byIndex(SERVICE_BY_INGRESS, ip);
+  }
+  addressesReferencing(namespace: string, name: string) {
+    return this.addresses.byIndex(ADDRESS_BY_CLAIM, `${namespace}/${name}`);
   }
   placeholdersOf(addressName: string) {
     return this.services.byIndex(PLACEHOLDER_BY_ADDRESS, addressName);

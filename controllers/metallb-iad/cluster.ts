@@ -1,0 +1,40 @@
+/** What the driver's reconcilers read and write: the cluster (store.ts) or memory (unit tests). */
+import type { V1Service } from '@kubernetes/client-node';
+import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
+import type { KubeObject } from '../runtime/kube.js';
+
+export interface MetallbObject extends KubeObject {
+  spec?: { addresses?: string[]; autoAssign?: boolean; ipAddressPools?: string[] };
+}
+
+export interface DriverCluster {
+  readonly placeholderNamespace: string;
+  readonly metallbNamespace: string;
+
+  ipClass(name: string): IPAddressClass | undefined;
+  claim(namespace: string, name: string): IPAddressClaim | undefined;
+  address(name: string): IPAddress | undefined;
+  /** Addresses whose claimRef names this claim. */
+  addressesReferencing(namespace: string, name: string): IPAddress[];
+  /** By `spec.address`. */
+  addressesByIp(ip: string): IPAddress[];
+  /** By `status.associatedTo` naming this Service. */
+  addressesHeldBy(namespace: string, name: string): IPAddress[];
+  service(namespace: string, name: string): V1Service | undefined;
+  /** Services whose ingress carries this IP (an index, never a cluster-wide list). */
+  servicesWithIp(ip: string): V1Service[];
+  /** Placeholders linked to an IPAddress by label. */
+  placeholdersOf(addressName: string): V1Service[];
+  /** Allocation placeholders annotated with this claim. */
+  allocationPlaceholdersOf(namespace: string, name: string): V1Service[];
+  pool(className: string): MetallbObject | undefined;
+
+  apply(object: MetallbObject): Promise<void>;
+  createService(service: V1Service): Promise<V1Service>;
+  updateService(service: V1Service): Promise<V1Service>;
+  deleteService(namespace: string, name: string): Promise<void>;
+  createAddress(address: IPAddress): Promise<IPAddress>;
+  getAddress(name: string): Promise<IPAddress>;
+  updateAddress(address: IPAddress): Promise<IPAddress>;
+  updateAddressStatus(address: IPAddress): Promise<IPAddress>;
+}

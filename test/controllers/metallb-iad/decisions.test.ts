@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import {
+  allocationPlaceholderName,
+  holdPlaceholderName,
+  ipObjectName,
+  parseClassParameters,
+  placeholderService,
+} from '../../../controllers/metallb-iad/decisions.js';
+import { compareIps, parseRange, rangeContains } from '../../../controllers/metallb-iad/ip.js';
+import { publicClass } from './fixtures.js';
+
+const withParameters = (parameters: unknown) => ({ ...publicClass(), spec: { ...publicClass().spec, parameters: parameters as Record<string, unknown> } });
+
+describe('parameters (§14 driver_test 1)', () => {
+  it('accepts a list of CIDRs, and MetalLB ranges', () => {
+    expect(parseClassParameters(withParameters({ addresses: ['203.0.113.0/24'] }))).toMatchObject({ ok: true, addresses: ['203.0.113.0/24'] });
+    expect(parseClassParameters(withParameters({ addresses: ['203.0.113.10-203.0.113.20', '2001:db8::/64'], extra: 1 }))).toMatchObject({ ok: true });
+  });
+
+  it.each([
+    [undefined, 'class has no parameters; this driver requires parameters.addresses'],
+    [{}, 'parameters.addresses must be a list of CIDRs or ranges'],
+    [{ addresses: [] }, 'parameters.addresses names no addresses'],
+    [{ addresses: '203.0.113.0/24' }, 'parameters.addresses must be a list of CIDRs or ranges'],
+    [{ addresses: ['not-a-cidr'] }, 'parameters.addresses[0]: "not-a-cidr" is neither a CIDR nor a range (a bare IP needs /32 or /128)'],
+    [{ addresses: ['203.0.113.7'] }, 'parameters.addresses[0]: "203.0.113.7" is neither a CIDR nor a range (a bare IP needs /32 or /128)'],
+    [{ addresses: ['203.0.113.0/33'] }, 'parameters.addresses[0]: "203.0.113.0/33" is not a CIDR: prefix length must be 0-32'],
+    [{ addresses: ['203.0.113.9-203.0.113.1'] }, 'parameters.addresses[0]: "203.0.113.9-203.0.113.1" is not a range: the first address is after the last'],
+    [{ addresses: ['203.0.113.1-2001:db8::1'] }, 'parameters.addresses[0]: "203.0.113.1-2001:db8::1" is not a range: the ends are of different families'],
+    [{ addresses: [7] }, 'parameters.addresses[0] must be a string, got 7'],
+  ])('rejects %j', (parameters, message) => {
+    expect(parseClassParameters(withParameters(parameters))).toEqual({ ok: false, message });
+  });
+});
+
+describe('names and shapes (§14 driver_test 2-5)', () => {
+  it('names IPAddress objects after the IP', () => {
+    expect(ipObjectName('203.0.113.7')).toBe('ip-203-0-113-7');
+    expect(ipObjectName('2001:db8::7')).toBe('ip-2001-db8--7');
+  });
+
+  it('shapes an allocation placeholder: pool, no pin, no selector, no node ports, single stack', () => {
+    const s = placeholderService({ name: 'x', namespace: 'ns', className: 'public', family: 'IPv4', claim: { namespace: 'tenant-a', name: 'web' } });
+    expect(s.metadata?.annotations).toEqual({
+      'metallb.io/address-pool': 'iad-public',
+      'metallb.drivers.local.sdn.cozystack.io/claim-namespace': 'tenant-a',
+      'metallb.drivers.local.sdn.cozystack.io/claim-name': 'web',
+    });
+    expect(s.metadata?.labels).toEqual({ 'metallb.drivers.local.sdn.cozystack.io/placeholder': 'true' });
+    expect(s.spec?.selector).toBeUndefined();
+    expect(s.spec?.allocateLoadBalancerNodePorts).toBe(false);
+    expect(s.spec?.ipFamilies).toEqual(['IPv4']);
+  });
+
+  it('shapes an IPv6 hold placeholder: pinned and linked', () => {
+    const s = placeholderService({ name: 'x', namespace: 'ns', className: 'public', family: 'IPv6', pin: '2001:db8::7', addressName: 'ip-2001-db8--7' });
+    expect(s.metadata?.annotations?.['metallb.io/loadBalancerIPs']).toBe('2001:db8::7');
+    expect(s.metadata?.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address']).toBe('ip-2001-db8--7');
+    expect(s.spec?.ipFamilies).toEqual(['IPv6']);
+  });
+
+  it('gives placeholders deterministic names', () => {
+    expect(allocationPlaceholderName('u', 'IPv4')).not.toBe(allocationPlaceholderName('u', 'IPv6'));
+    expect(holdPlaceholderName('ip-203-0-113-7')).toBe('iad-ip-203-0-113-7');
+  });
+});
+
+describe('IP ranges', () => {
+  it('contains what a CIDR or range covers, and orders v4 before v6', () => {
+    const cidr = parseRange('203.0.113.0/29');
+    expect(typeof cidr).toBe('object');
+    expect(rangeContains(cidr as never, '203.0.113.7')).toBe(true);
+    expect(rangeContains(cidr as never, '203.0.113.8')).toBe(false);
+    expect(rangeContains(parseRange('2001:db8::/126') as never, '2001:db8::3')).toBe(true);
+    expect(rangeContains(parseRange('2001:db8::/126') as never, '203.0.113.1')).toBe(false);
+    expect(['2001:db8::1', '203.0.113.10', '203.0.113.9'].sort(compareIps)).toEqual(['203.0.113.9', '203.0.113.10', '2001:db8::1']);
+  });
+});

@@ -1,0 +1,400 @@
+import { describe, expect, it } from 'vitest';
+import { boundAddress, boundClaim, pendingClaim, PH, publicClass, tenantService, world } from './fixtures.js';
+
+const PIN = 'metallb.io/loadBalancerIPs';
+const MARKER = 'metallb.drivers.local.sdn.cozystack.io/pinned';
+const CLAIM = 'local.sdn.cozystack.io/ip-address-claim';
+
+describe('class controller (§14)', () => {
+  it('1. renders the pool (autoAssign false, owned by the class) and the advertisement', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    await w.reconcileClass();
+    const pool = w.cluster.pools.get('IPAddressPool/iad-public')!;
+    expect(pool.metadata).toMatchObject({ name: 'iad-public', namespace: 'metallb-system', ownerReferences: [{ kind: 'IPAddressClass', name: 'public' }] });
+    expect(pool.spec).toEqual({ addresses: ['203.0.113.0/29', '2001:db8::/126'], autoAssign: false });
+    expect(w.cluster.pools.get('L2Advertisement/iad-public')!.spec).toEqual({ ipAddressPools: ['iad-public'] });
+  });
+
+  it('2. ignores a class of another provisioner', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass({ provisioner: 'other' }));
+    await w.reconcileClass();
+    expect(w.cluster.pools.size).toBe(0);
+  });
+
+  it('invalid parameters: one Warning event, and no pool written', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass({ parameters: { addresses: ['203.0.113.7'] } }));
+    await w.reconcileClass();
+    await w.reconcileClass();
+    expect(w.cluster.pools.size).toBe(0);
+    expect(w.events.events).toEqual([
+      expect.objectContaining({ type: 'Warning', reason: 'InvalidClassParameters', message: expect.stringContaining('"203.0.113.7" is neither a CIDR nor a range') }),
+    ]);
+  });
+
+  it('updates the pool when the parameters change', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    await w.reconcileClass();
+    w.cluster.putClass(publicClass({ parameters: { addresses: ['198.51.100.0/28'] } }));
+    await w.reconcileClass();
+    expect(w.cluster.pools.get('IPAddressPool/iad-public')!.spec?.addresses).toEqual(['198.51.100.0/28']);
+  });
+});
+
+describe('claim controller (§14)', () => {
+  it('1. reserves through one unpinned placeholder, and no IPAddress yet', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim());
+    expect(await w.reconcileClaim()).toEqual({ requeueAfterMs: 120_000 });
+    const placeholders = w.cluster.placeholders();
+    expect(placeholders.map((p) => p.metadata?.name)).toEqual(['iad-claim-uid-1-v4']);
+    expect(placeholders[0]!.metadata?.annotations?.['metallb.io/address-pool']).toBe('iad-public');
+    expect(placeholders[0]!.metadata?.annotations?.[PIN]).toBeUndefined();
+    expect(w.cluster.addresses.size).toBe(0);
+    expect(w.events.reasons()).toEqual(['Reserving']);
+  });
+
+  it('2. records what MetalLB assigned: an IPAddress, a pinned, linked placeholder owned by it', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim());
+    await w.reconcileClaim();
+    w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.7');
+    await w.reconcileClaim();
+    const address = w.cluster.address('ip-203-0-113-7')!;
+    expect(address.spec).toEqual({
+      className: 'public',
+      address: '203.0.113.7',
+      reclaimPolicy: 'Retain',
+      claimRef: { namespace: 'tenant-a', name: 'web', uid: 'claim-uid-1' },
+      source: { fromClass: {} },
+    });
+    expect(address.metadata.finalizers).toEqual(['metallb.drivers.local.sdn.cozystack.io/teardown']);
+    const placeholder = w.cluster.service(PH, 'iad-claim-uid-1-v4')!;
+    expect(placeholder.metadata?.annotations?.[PIN]).toBe('203.0.113.7');
+    expect(placeholder.metadata?.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address']).toBe('ip-203-0-113-7');
+    expect(placeholder.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: 'IPAddress', name: 'ip-203-0-113-7', uid: address.metadata.uid })]);
+    // The driver never writes claim status, core phases, core finalizers.
+    expect(w.cluster.log.filter((l) => l.includes('IPAddressClaim'))).toEqual([]);
+    expect(address.status).toBeUndefined();
+  });
+
+  it('3. a Dual claim gets two placeholders, then one IPv4 and one IPv6 address', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim({ className: 'public', family: 'Dual' }));
+    await w.reconcileClaim();
+    expect(w.cluster.placeholders().map((p) => p.metadata?.name).sort()).toEqual(['iad-claim-uid-1-v4', 'iad-claim-uid-1-v6']);
+    w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
+    w.cluster.assign(PH, 'iad-claim-uid-1-v6', '2001:db8::1');
+    await w.reconcileClaim();
+    expect([...w.cluster.addresses.keys()].sort()).toEqual(['ip-2001-db8--1', 'ip-203-0-113-1']);
+  });
+
+  it('4. no double provisioning: two passes give one IPAddress, the placeholder stays as the hold', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim());
+    await w.reconcileClaim();
+    w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.7');
+    await w.reconcileClaim();
+    await w.reconcileClaim();
+    expect(w.cluster.addresses.size).toBe(1);
+    expect(w.cluster.placeholders()).toHaveLength(1);
+  });
+
+  it('5. ignores a claim stamped with another provisioner', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim(undefined, 'other.drivers'));
+    await w.reconcileClaim();
+    expect(w.cluster.placeholders()).toEqual([]);
+  });
+
+  it('6. orphan cleanup: the unassigned placeholder goes, one linked to an existing IPAddress stays', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim({ className: 'public', family: 'Dual' }));
+    await w.reconcileClaim();
+    w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.7');
+    await w.reconcileClaim();
+    w.cluster.claims.clear(); // the claim is gone (Retain)
+    await w.reconcileClaim();
+    expect(w.cluster.placeholders().map((p) => p.metadata?.name)).toEqual(['iad-claim-uid-1-v4']);
+  });
+
+  it('restart after each step of recording: the next pass completes it, allocating nothing twice', async () => {
+    const steps: [string, number][] = [
+      ['update Service/metallb-iad-system/iad-claim-uid-1-v4', 0], // link and pin
+      ['create IPAddress/', 0], // record
+      ['update Service/metallb-iad-system/iad-claim-uid-1-v4', 1], // hand the placeholder to the address
+    ];
+    for (const [crashBefore, skip] of steps) {
+      const w = world();
+      w.cluster.putClass(publicClass());
+      w.cluster.putClaim(pendingClaim());
+      await w.reconcileClaim();
+      w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.7');
+      w.cluster.failNext = crashBefore;
+      w.cluster.failSkip = skip;
+      await expect(w.reconcileClaim()).rejects.toThrow('simulated crash');
+      await w.reconcileClaim();
+      expect(w.cluster.addresses.size).toBe(1);
+      expect(w.cluster.placeholders()).toHaveLength(1);
+      const placeholder = w.cluster.placeholders()[0]!;
+      expect(placeholder.metadata?.annotations?.[PIN]).toBe('203.0.113.7');
+      expect(placeholder.metadata?.ownerReferences).toHaveLength(1);
+    }
+  });
+
+  it('AlreadyExists for the same claim is adopted; for another claim it is a LedgerMismatch', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim());
+    await w.reconcileClaim();
+    w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
+    w.cluster.putAddress({ ...boundAddress(), spec: { ...boundAddress().spec, claimRef: { namespace: 'tenant-b', name: 'other', uid: 'x' } } });
+    await w.reconcileClaim();
+    expect(w.events.events).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'LedgerMismatch', message: expect.stringContaining('tenant-b/other') }));
+    expect(w.cluster.address('ip-203-0-113-1')!.spec.claimRef?.name).toBe('other'); // never fights
+  });
+});
+
+describe('IPAddress controller (§14)', () => {
+  it('1. an unassociated address gets a pinned, linked hold', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putAddress(boundAddress());
+    await w.reconcileAddress();
+    const hold = w.cluster.service(PH, 'iad-ip-203-0-113-1')!;
+    expect(hold.metadata?.annotations?.[PIN]).toBe('203.0.113.1');
+    expect(hold.metadata?.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address']).toBe('ip-203-0-113-1');
+    expect(w.events.reasons()).toEqual(['Held']);
+  });
+
+  it('2. an address associated with a live Service drops its hold', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putAddress(boundAddress());
+    await w.reconcileAddress();
+    w.cluster.putService(tenantService('web-lb'));
+    w.cluster.putAddress(boundAddress({ phase: 'Bound', associatedTo: { kind: 'Service', namespace: 'tenant-a', name: 'web-lb' } }));
+    await w.reconcileAddress();
+    expect(w.cluster.placeholders()).toEqual([]);
+  });
+
+  it('3. a stale association is cleared and the address re-held', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putAddress(boundAddress({ phase: 'Bound', associatedTo: { kind: 'Service', namespace: 'tenant-a', name: 'deleted-vm' } }));
+    await w.reconcileAddress();
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toBeUndefined();
+    expect(w.cluster.placeholders()).toHaveLength(1);
+  });
+
+  it('4. an address of another class is ignored', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass({ provisioner: 'other' }));
+    w.cluster.putAddress(boundAddress());
+    await w.reconcileAddress();
+    expect(w.cluster.placeholders()).toEqual([]);
+  });
+
+  it('5. teardown: holds deleted, pin removed from the holder, finalizer released', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putService(tenantService('web-lb', { [PIN]: '203.0.113.1', [MARKER]: 'true', [CLAIM]: 'web' }));
+    w.cluster.putAddress(boundAddress());
+    await w.reconcileAddress(); // a hold exists
+    w.cluster.putAddress(boundAddress({ phase: 'Bound', associatedTo: { kind: 'Service', namespace: 'tenant-a', name: 'web-lb' } }));
+    w.cluster.deleteAddressRequest('ip-203-0-113-1');
+    await w.reconcileAddress();
+    expect(w.cluster.address('ip-203-0-113-1')).toBeUndefined();
+    expect(w.cluster.placeholders()).toEqual([]);
+    expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations).toEqual({ [CLAIM]: 'web' });
+  });
+
+  it('6. Conflict clears when only the driver’s own hold carries the IP (no class needed)', async () => {
+    const w = world();
+    w.cluster.putAddress(boundAddress({ phase: 'Conflict' }));
+    w.cluster.putService({ ...tenantService('iad-ip-203-0-113-1', {}, '203.0.113.1'), metadata: { name: 'iad-ip-203-0-113-1', namespace: PH, labels: { 'metallb.drivers.local.sdn.cozystack.io/placeholder': 'true' } } });
+    await w.reconcileAddress();
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.phase).toBe('Bound');
+    expect(w.events.reasons()).toEqual(['ConflictResolved']);
+  });
+
+  it('7. Conflict persists while a thief carries the IP', async () => {
+    const w = world();
+    w.cluster.putAddress(boundAddress({ phase: 'Conflict' }));
+    w.cluster.putService(tenantService('thief', {}, '203.0.113.1'));
+    await w.reconcileAddress();
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.phase).toBe('Conflict');
+  });
+
+  it('Lost: the IP leaves the class and its pool; it comes back Bound when they hold it again', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass({ parameters: { addresses: ['198.51.100.0/28'] } }));
+    await w.reconcileClass();
+    w.cluster.putAddress(boundAddress());
+    await w.reconcileAddress();
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.phase).toBe('Lost');
+    expect(w.events.events).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'Lost' }));
+    expect(w.cluster.placeholders()).toEqual([]);
+    w.cluster.putClass(publicClass());
+    await w.reconcileClass();
+    await w.reconcileAddress();
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.phase).toBe('Bound');
+    await w.reconcileAddress();
+    expect(w.cluster.placeholders()).toHaveLength(1); // held again
+  });
+
+  it('a pool the driver has not written yet is no loss while the class still covers the IP', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putAddress(boundAddress());
+    await w.reconcileAddress();
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.phase).toBe('Bound');
+  });
+});
+
+describe('Service controller (§14)', () => {
+  function handoffWorld() {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(boundClaim());
+    w.cluster.putAddress(boundAddress());
+    return w;
+  }
+
+  it('1. hands off from the hold to the Service: associatedTo first, then the hold goes, then the pin', async () => {
+    const w = handoffWorld();
+    await w.reconcileAddress();
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
+    w.cluster.log.length = 0;
+    await w.reconcileService('web-lb');
+    expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations).toMatchObject({ [PIN]: '203.0.113.1', [MARKER]: 'true' });
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toEqual({ kind: 'Service', namespace: 'tenant-a', name: 'web-lb' });
+    expect(w.cluster.placeholders()).toEqual([]);
+    // The handoff order: the address is never unclaimed by both holder and workload before the pin.
+    expect(w.cluster.log.map((l) => l.split(' ')[0] + ' ' + l.split(' ')[1])).toEqual([
+      'status IPAddress/ip-203-0-113-1',
+      `delete Service/${PH}/iad-ip-203-0-113-1`,
+      'update Service/tenant-a/web-lb',
+    ]);
+  });
+
+  it('2. a second Service naming the same claim is rejected while the first lives', async () => {
+    const w = handoffWorld();
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
+    await w.reconcileService('web-lb');
+    w.cluster.putService(tenantService('thief', { [CLAIM]: 'web' }));
+    await w.reconcileService('thief');
+    expect(w.cluster.service('tenant-a', 'thief')!.metadata?.annotations?.[PIN]).toBeUndefined();
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo?.name).toBe('web-lb');
+    expect(w.events.events).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'AssociationRejected' }));
+  });
+
+  it('3. a dead holder is taken over', async () => {
+    const w = handoffWorld();
+    w.cluster.putAddress(boundAddress({ phase: 'Bound', associatedTo: { kind: 'Service', namespace: 'tenant-a', name: 'old-vm' } }));
+    w.cluster.putService(tenantService('new-vm', { [CLAIM]: 'web' }));
+    await w.reconcileService('new-vm');
+    expect(w.cluster.service('tenant-a', 'new-vm')!.metadata?.annotations?.[PIN]).toBe('203.0.113.1');
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo?.name).toBe('new-vm');
+  });
+
+  it('4. removing the annotation withdraws the pin and the association, and keeps the binding', async () => {
+    const w = handoffWorld();
+    w.cluster.putAddress(boundAddress({ phase: 'Bound', associatedTo: { kind: 'Service', namespace: 'tenant-a', name: 'web-lb' } }));
+    w.cluster.putService(tenantService('web-lb', { [PIN]: '203.0.113.1', [MARKER]: 'true' }));
+    await w.reconcileService('web-lb');
+    expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations).toEqual({});
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toBeUndefined();
+    expect(w.cluster.address('ip-203-0-113-1')!.spec.claimRef?.name).toBe('web');
+  });
+
+  it('5. a hand-written pin without the marker is never touched', async () => {
+    const w = handoffWorld();
+    w.cluster.putService(tenantService('gitops', { [PIN]: '198.51.100.9' }));
+    await w.reconcileService('gitops');
+    expect(w.cluster.service('tenant-a', 'gitops')!.metadata?.annotations).toEqual({ [PIN]: '198.51.100.9' });
+  });
+
+  it('6. a Service carrying a bound IP without authorization puts the address in Conflict, with Events on both', async () => {
+    const w = handoffWorld();
+    w.cluster.putService(tenantService('thief', {}, '203.0.113.1'));
+    await w.reconcileService('thief');
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.phase).toBe('Conflict');
+    expect(w.events.events.map((e) => `${e.object} ${e.reason}`)).toEqual(['Service/thief AddressConflict', 'IPAddress/ip-203-0-113-1 Conflict']);
+  });
+
+  it('7. the driver’s own placeholder is not a conflict', async () => {
+    const w = handoffWorld();
+    await w.reconcileAddress();
+    w.cluster.assign(PH, 'iad-ip-203-0-113-1', '203.0.113.1');
+    await w.reconcileService('iad-ip-203-0-113-1', PH);
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.phase).toBe('Bound');
+  });
+
+  it('8. an untracked IP is left alone', async () => {
+    const w = handoffWorld();
+    w.cluster.putService(tenantService('plain', {}, '198.51.100.7'));
+    await w.reconcileService('plain');
+    expect(w.cluster.addresses.size).toBe(1);
+    expect(w.events.events).toEqual([]);
+  });
+
+  it('an annotation naming a missing claim: a Warning, nothing pinned', async () => {
+    const w = handoffWorld();
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'nope' }));
+    await w.reconcileService('web-lb');
+    expect(w.events.events).toEqual([expect.objectContaining({ type: 'Warning', reason: 'ClaimNotFound', message: 'IPAddressClaim tenant-a/nope not found' })]);
+    expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations?.[PIN]).toBeUndefined();
+  });
+
+  it('a claim of another namespace cannot be named: it is looked up in the Service’s own', async () => {
+    const w = handoffWorld();
+    w.cluster.putService({ ...tenantService('web-lb', { [CLAIM]: 'web' }), metadata: { name: 'web-lb', namespace: 'tenant-b', annotations: { [CLAIM]: 'web' } } });
+    await w.reconcileService('web-lb', 'tenant-b');
+    expect(w.events.reasons()).toEqual(['ClaimNotFound']);
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toBeUndefined();
+  });
+
+  it('a claim not yet Bound: a Normal event, nothing pinned', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim());
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
+    await w.reconcileService('web-lb');
+    expect(w.events.events).toEqual([expect.objectContaining({ type: 'Normal', reason: 'ClaimNotBound' })]);
+  });
+
+  it('a Dual claim pins v4 first, then v6', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim({ ...boundClaim(), spec: { className: 'public', family: 'Dual' }, status: { phase: 'Bound', className: 'public', addresses: [{ name: 'ip-2001-db8--1', address: '2001:db8::1' }, { name: 'ip-203-0-113-1', address: '203.0.113.1' }] } });
+    w.cluster.putAddress(boundAddress());
+    w.cluster.putAddress({ ...boundAddress(), metadata: { name: 'ip-2001-db8--1', uid: 'u6' }, spec: { ...boundAddress().spec, address: '2001:db8::1' } });
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
+    await w.reconcileService('web-lb');
+    expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations?.[PIN]).toBe('203.0.113.1,2001:db8::1');
+  });
+
+  it('restart mid-handoff (after the association, before the pin): the next pass finishes it', async () => {
+    const w = handoffWorld();
+    await w.reconcileAddress();
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
+    w.cluster.failNext = 'update Service/tenant-a/web-lb';
+    await expect(w.reconcileService('web-lb')).rejects.toThrow('simulated crash');
+    // The address pass in between must not re-hold an address whose live holder is recorded.
+    await w.reconcileAddress();
+    expect(w.cluster.placeholders()).toEqual([]);
+    await w.reconcileService('web-lb');
+    expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations?.[PIN]).toBe('203.0.113.1');
+  });
+});
+
