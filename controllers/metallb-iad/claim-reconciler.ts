@@ -137,12 +137,22 @@ export class DriverClaimReconciler {
     return true;
   }
 
-  /** Allocation placeholders of this claim that no IPAddress backs are deleted; backed ones keep holding. */
+  /**
+   * Allocation placeholders of this claim that no IPAddress backs are deleted;
+   * backed ones keep holding (under Retain after the claim is gone) and are
+   * handed to their address if a crash came between recording and the handoff.
+   */
   private async cleanupOrphans(namespace: string, name: string): Promise<void> {
     for (const placeholder of this.store.allocationPlaceholdersOf(namespace, name)) {
       const linked = placeholder.metadata?.labels?.[IP_ADDRESS_LABEL];
-      if (!linked || !this.store.address(linked)) {
+      const address = linked ? this.store.address(linked) : undefined;
+      if (!address) {
         await this.store.deleteService(this.store.placeholderNamespace, placeholder.metadata!.name!);
+      } else if (!(placeholder.metadata?.ownerReferences ?? []).some((o) => o.uid === address.metadata.uid)) {
+        await this.store.updateService({
+          ...placeholder,
+          metadata: { ...placeholder.metadata, ownerReferences: [...(placeholder.metadata?.ownerReferences ?? []), ownerOf(address)] },
+        });
       }
     }
   }
