@@ -105,6 +105,10 @@ export class Informer<T extends KubeObject> {
         if (this.stopped) {
           break;
         }
+        if ((error as { code?: number }).code === 410 || /\b410\b/.test(String((error as Error)?.message))) {
+          this.options.log.info('resourceVersion too old (410 Gone); relisting', { informer: this.options.name });
+          this.resourceVersion = undefined;
+        }
         this.restarts++;
         const delay = Math.min(1000 * 2 ** failures, 30_000);
         failures++;
@@ -171,6 +175,7 @@ export class Informer<T extends KubeObject> {
             pet();
             if (phase === 'ERROR') {
               if (object.code === 410) {
+                this.options.log.info('resourceVersion too old (410 Gone); relisting', { informer: this.options.name });
                 this.resourceVersion = undefined; // too old: relist
                 finish();
               } else {

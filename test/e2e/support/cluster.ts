@@ -33,6 +33,10 @@ export interface Cluster {
   /** A kubeconfig file for `user` (default admin, in system:masters). */
   kubeconfig(user?: string): string;
   client(user?: string): k8s.KubeConfig;
+  /** Stops kube-apiserver and starts it again on the same port and etcd (a control-plane restart). */
+  restartApiserver(): Promise<void>;
+  /** Compacts etcd's history up to now: watches resuming from before get 410 Gone. */
+  compactEtcd(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -79,7 +83,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     );
 
     const server = `https://127.0.0.1:${apiPort}`;
-    const apiserver = start('kube-apiserver', bin.kubeApiserver, [
+    const apiserverArgs = [
       `--etcd-servers=${etcdUrl}`,
       '--bind-address=127.0.0.1',
       '--advertise-address=127.0.0.1',
@@ -94,13 +98,23 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       // No controller creates the `default` ServiceAccount here.
       '--disable-admission-plugins=ServiceAccount',
       '--allow-privileged=true',
-    ], logs);
+    ];
+    let apiserver = start('kube-apiserver', bin.kubeApiserver, apiserverArgs, logs);
     started.push(apiserver);
-    await waitFor(
-      `kube-apiserver /readyz (${apiserver.tail(5)})`,
-      async () => (await get(`${server}/readyz`, tokens.get(ADMIN)!)) === 200,
-      90_000,
-    );
+    const apiserverReady = () =>
+      waitFor(`kube-apiserver /readyz (${apiserver.tail(5)})`, async () => (await get(`${server}/readyz`, tokens.get(ADMIN)!)) === 200, 90_000);
+    await apiserverReady();
+    let restarts = 0;
+    const restartApiserver = async () => {
+      await apiserver.stop();
+      apiserver = start(`kube-apiserver-${++restarts}`, bin.kubeApiserver, apiserverArgs, logs);
+      started.push(apiserver);
+      await apiserverReady();
+    };
+    const compactEtcd = async () => {
+      const range = (await (await fetch(`${etcdUrl}/v3/kv/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('/').toString('base64') }) })).json()) as { header: { revision: string } };
+      await fetch(`${etcdUrl}/v3/kv/compaction`, { method: 'POST', body: JSON.stringify({ revision: range.header.revision, physical: true }) });
+    };
 
     const kubeconfigs = new Map<string, string>();
     for (const user of users) {
@@ -130,6 +144,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     return {
       server,
       dir,
+      restartApiserver,
+      compactEtcd,
       kubeconfig,
       client(user = ADMIN) {
         const kc = new k8s.KubeConfig();

@@ -1,0 +1,157 @@
+/**
+ * A control plane with MetalLB's controller, the two packages installed by
+ * helm, and controller processes started on demand: shared by the suites that
+ * run the whole system.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as k8s from '@kubernetes/client-node';
+import { expect } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { helm } from '../../support/helm.js';
+import { synthesizedArtifact } from '../../support/synth.js';
+import { binaries } from './binaries.js';
+import { ADMIN, startCluster, type Cluster } from './cluster.js';
+import { startController, type ControllerProcess } from './controller-process.js';
+import { apis, GROUP, VERSION } from './kube.js';
+import { freePort } from './ports.js';
+import { start, type Started } from './processes.js';
+
+export const CORE_SA = 'system:serviceaccount:cozy-address-controller:address-controller';
+export const DRIVER_SA = 'system:serviceaccount:cozy-metallb-iad:metallb-iad';
+export const PLACEHOLDERS = 'cozy-metallb-iad';
+
+export type Cr = { metadata: k8s.V1ObjectMeta; spec: Record<string, any>; status?: Record<string, any> }; // any: CR JSON
+export const crd = (plural: string) => ({ group: GROUP, version: VERSION, plural });
+
+export interface Platform {
+  readonly cluster: Cluster;
+  readonly admin: ReturnType<typeof apis>;
+  readonly metallb: Started;
+  startCore(instance: string, leaderElect?: boolean): Promise<ControllerProcess>;
+  startDriver(instance: string, leaderElect?: boolean): Promise<ControllerProcess>;
+  stop(): Promise<void>;
+}
+
+export async function startPlatform(extraUsers: { name: string; groups: string[] }[] = []): Promise<Platform> {
+  const bin = binaries();
+  const cluster = await startCluster({
+    controllerManager: true,
+    users: [
+      { name: CORE_SA, groups: ['system:serviceaccounts'] },
+      { name: DRIVER_SA, groups: ['system:serviceaccounts'] },
+      ...extraUsers,
+    ],
+  });
+  const admin = apis(cluster.client(ADMIN));
+  for (const name of ['cozy-address-controller', 'cozy-metallb-iad', 'cozy-metallb', 'tenant-a', 'tenant-b']) {
+    await admin.core.createNamespace({ body: { metadata: { name } } });
+  }
+  for (const file of readdirSync(bin.metallbCrds).sort()) {
+    for (const doc of parseAllDocuments(readFileSync(join(bin.metallbCrds, file), 'utf8'))) {
+      const object = doc.toJS();
+      if (object) {
+        await admin.objects.create(object);
+      }
+    }
+  }
+  for (const [release, namespace] of [['address-controller', 'cozy-address-controller'], ['metallb-iad', 'cozy-metallb-iad']] as const) {
+    const result = helm('install', release, join(synthesizedArtifact(), 'packages', 'system', release), '--namespace', namespace, '--kubeconfig', cluster.kubeconfig());
+    expect(result.stderr, release).toBe('');
+  }
+  const metallb = start('metallb-controller', bin.metallbController, [
+    `--kubeconfig=${cluster.kubeconfig()}`,
+    '--namespace=cozy-metallb',
+    '--webhook-mode=disabled',
+    `--port=${await freePort()}`,
+  ], cluster.dir);
+  const controllers: ControllerProcess[] = [];
+  const election = (namespace: string, on: boolean) => (on ? ['--leader-elect', `--leader-election-namespace=${namespace}`] : []);
+  return {
+    cluster,
+    admin,
+    metallb,
+    async startCore(instance, leaderElect = false) {
+      const c = await startController('address-controller', cluster.kubeconfig(CORE_SA), cluster.dir, election('cozy-address-controller', leaderElect), instance);
+      controllers.push(c);
+      return c;
+    },
+    async startDriver(instance, leaderElect = false) {
+      const c = await startController(
+        'metallb-iad',
+        cluster.kubeconfig(DRIVER_SA),
+        cluster.dir,
+        ['--metallb-namespace=cozy-metallb', `--placeholder-namespace=${PLACEHOLDERS}`, ...election('cozy-metallb-iad', leaderElect)],
+        instance,
+      );
+      controllers.push(c);
+      return c;
+    },
+    async stop() {
+      for (const c of controllers.reverse()) {
+        await c.process.stop();
+      }
+      await metallb.stop();
+      await cluster.stop();
+    },
+  };
+}
+
+export async function createClass(admin: Platform['admin'], name: string, addresses: string[], reclaimPolicy: 'Retain' | 'Delete' = 'Retain'): Promise<void> {
+  await admin.custom.createClusterCustomObject({
+    ...crd('ipaddressclasses'),
+    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClass', metadata: { name }, spec: { provisioner: 'metallb.drivers.local.sdn.cozystack.io', reclaimPolicy, parameters: { addresses } } },
+  });
+}
+
+export function createClaim(admin: Platform['admin'], name: string, spec: Record<string, unknown> = { className: 'public' }, namespace = 'tenant-a') {
+  return admin.custom.createNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace, body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClaim', metadata: { name, namespace }, spec } });
+}
+
+/** Everything the ledger says, and what does not add up: each item is an address lost or double-booked. */
+export async function auditLedger(admin: Platform['admin']): Promise<{ problems: string[]; bound: number }> {
+  const claims = ((await admin.custom.listClusterCustomObject(crd('ipaddressclaims'))) as { items: Cr[] }).items;
+  const addresses = ((await admin.custom.listClusterCustomObject(crd('ipaddresses'))) as { items: Cr[] }).items;
+  const services = (await admin.core.listServiceForAllNamespaces()).items;
+  const problems: string[] = [];
+  const ipOwners = new Map<string, string[]>();
+  for (const s of services) {
+    for (const ip of (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter(Boolean) as string[]) {
+      ipOwners.set(ip, [...(ipOwners.get(ip) ?? []), `${s.metadata!.namespace}/${s.metadata!.name}`]);
+    }
+  }
+  for (const [ip, owners] of ipOwners) {
+    if (owners.length > 1) {
+      problems.push(`${ip} is assigned to ${owners.join(' and ')}`);
+    }
+  }
+  const perClaim = new Map<string, number>();
+  for (const a of addresses) {
+    const ref = a.spec.claimRef;
+    if (ref) {
+      const key = `${ref.namespace}/${ref.name}`;
+      perClaim.set(key, (perClaim.get(key) ?? 0) + 1);
+    }
+    const held = services.some((s) => s.metadata?.namespace === PLACEHOLDERS && s.metadata.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address'] === a.metadata.name);
+    const to = a.status?.associatedTo;
+    if (!held && !to) {
+      problems.push(`${a.metadata.name} is neither held nor associated`);
+    }
+    if (!(ipOwners.get(a.spec.address)?.length)) {
+      problems.push(`${a.metadata.name} (${a.spec.address}) is reserved in MetalLB by nothing`);
+    }
+  }
+  for (const c of claims) {
+    const key = `${c.metadata.namespace}/${c.metadata.name}`;
+    const n = perClaim.get(key) ?? 0;
+    if (c.status?.phase === 'Bound' && n !== 1) {
+      problems.push(`claim ${key} is Bound with ${n} addresses`);
+    }
+  }
+  for (const [key, n] of perClaim) {
+    if (n > 1) {
+      problems.push(`claim ${key} holds ${n} addresses`);
+    }
+  }
+  return { problems, bound: claims.filter((c) => c.status?.phase === 'Bound').length };
+}
