@@ -4,6 +4,13 @@
  *   claim path     pure claim passes (class resolution, candidate choice, status)
  *                  against 100 / 1,000 / 10,000 Available addresses: the
  *                  candidate index keeps the per-claim cost flat
+ *   driver         reserve and record 1,000 claims with MetalLB's assignment
+ *                  simulated; per-event cost of the Service controller at
+ *                  100 / 1,000 / 10,000 Services (index lookups, no cluster-wide list)
+ *
+ * The driver figures run the real reconcilers over the in-memory cluster that
+ * the unit tests use (test/support/memory-driver.ts), with indexes like the
+ * informers'.
  */
 import { performance } from 'node:perf_hooks';
 import type { IPAddress, IPAddressClaim, IPAddressClass } from '../constructs/api/v1alpha1/index.js';
@@ -15,6 +22,10 @@ import {
   resolveClass,
 } from '../controllers/address-controller/decisions.js';
 import { synthesize } from '../synth/artifact.js';
+import { DriverClaimReconciler } from '../controllers/metallb-iad/claim-reconciler.js';
+import { ServiceReconciler } from '../controllers/metallb-iad/service-reconciler.js';
+import { InMemoryDriverCluster } from '../test/support/memory-driver.js';
+import { RecordingEvents } from '../test/support/memory-store.js';
 
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -90,9 +101,63 @@ function benchClaimPath(addresses: number, claims: number): string {
   return `bench claim path: ${addresses} addresses, ${passes} passes, ${Math.round((passes / elapsed) * 1000)} passes/s, ${((elapsed / passes) * 1000).toFixed(1)} µs/pass`;
 }
 
+const DRIVER = 'metallb.drivers.local.sdn.cozystack.io';
+const ip = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+
+async function benchDriverReservation(claims: number): Promise<string> {
+  const cluster = new InMemoryDriverCluster();
+  const reconciler = new DriverClaimReconciler(cluster, new RecordingEvents());
+  cluster.putClass({ apiVersion: API, kind: 'IPAddressClass', metadata: { name: 'public' }, spec: { provisioner: DRIVER, parameters: { addresses: ['10.0.0.0/16'] } } });
+  for (let i = 0; i < claims; i++) {
+    cluster.putClaim({
+      apiVersion: API,
+      kind: 'IPAddressClaim',
+      metadata: { name: `c${i}`, namespace: 'tenant-a', uid: `u${i}`, annotations: { 'local.sdn.cozystack.io/provisioner': DRIVER } },
+      spec: { className: 'public' },
+      status: { phase: 'Pending', className: 'public' },
+    });
+  }
+  const started = performance.now();
+  for (let i = 0; i < claims; i++) {
+    await reconciler.reconcile('tenant-a', `c${i}`); // reserve
+    cluster.assign(cluster.placeholderNamespace, `iad-u${i}-v4`, ip(i + 1)); // MetalLB assigns
+    await reconciler.reconcile('tenant-a', `c${i}`); // record
+  }
+  const elapsed = performance.now() - started;
+  return `bench driver reserve+record: ${claims} claims in ${fmt(elapsed)} (${Math.round((claims / elapsed) * 1000)} claims/s)`;
+}
+
+async function benchServiceEvents(services: number): Promise<string> {
+  const cluster = new InMemoryDriverCluster();
+  const reconciler = new ServiceReconciler(cluster, new RecordingEvents());
+  for (let i = 0; i < services; i++) {
+    cluster.putService({ metadata: { name: `s${i}`, namespace: 'tenant-a' }, spec: { type: 'LoadBalancer' }, status: { loadBalancer: { ingress: [{ ip: ip(i + 1) }] } } });
+    cluster.putAddress({
+      apiVersion: API,
+      kind: 'IPAddress',
+      metadata: { name: `ip-${i}` },
+      spec: { className: 'public', address: ip(i + 1), source: { fromClass: {} } },
+      status: { phase: 'Available' },
+    });
+  }
+  const events = 1_000;
+  const started = performance.now();
+  for (let i = 0; i < events; i++) {
+    await reconciler.reconcile('tenant-a', `s${(i * 7919) % services}`);
+  }
+  const elapsed = performance.now() - started;
+  return `bench service event: ${services} Services, ${((elapsed / events) * 1000).toFixed(1)} µs/event`;
+}
+
 const runs = Number(process.env.BENCH_RUNS ?? 30);
 process.stdout.write(benchSynth(runs) + '\n');
 for (const n of [100, 1_000, 10_000]) {
   benchClaimPath(n, 100); // warm-up
   process.stdout.write(benchClaimPath(n, 1_000) + '\n');
+}
+await benchDriverReservation(100); // warm-up
+process.stdout.write((await benchDriverReservation(1_000)) + '\n');
+for (const n of [100, 1_000, 10_000]) {
+  await benchServiceEvents(n);
+  process.stdout.write((await benchServiceEvents(n)) + '\n');
 }

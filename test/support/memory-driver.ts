@@ -11,14 +11,77 @@ import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../constructs
 import type { DriverCluster, MetallbObject } from '../../controllers/metallb-iad/cluster.js';
 import { CLAIM_NAMESPACE_ANNOTATION, CLAIM_NAME_ANNOTATION, IP_ADDRESS_LABEL, PLACEHOLDER_LABEL, ingressIps, poolName } from '../../controllers/metallb-iad/decisions.js';
 
+/** A Map that keeps secondary indexes current, so lookups cost what the real informer indexes cost. */
+export class IndexedMap<V> extends Map<string, V> {
+  private readonly indexes = new Map<string, Map<string, Set<string>>>();
+  constructor(private readonly fns: Record<string, (v: V) => string[]>) {
+    super();
+    for (const name of Object.keys(fns)) {
+      this.indexes.set(name, new Map());
+    }
+  }
+  override set(key: string, value: V): this {
+    this.unindex(key);
+    super.set(key, value);
+    for (const [name, fn] of Object.entries(this.fns ?? {})) {
+      for (const v of fn(value)) {
+        const index = this.indexes.get(name)!;
+        index.set(v, (index.get(v) ?? new Set()).add(key));
+      }
+    }
+    return this;
+  }
+  override delete(key: string): boolean {
+    this.unindex(key);
+    return super.delete(key);
+  }
+  override clear(): void {
+    for (const key of [...this.keys()]) {
+      this.delete(key);
+    }
+  }
+  by(name: string, value: string): V[] {
+    return [...(this.indexes.get(name)?.get(value) ?? [])].map((k) => this.get(k)!).filter(Boolean);
+  }
+  /** Re-index after mutating a stored value in place. */
+  touch(key: string): void {
+    const value = this.get(key);
+    if (value !== undefined) {
+      this.set(key, value);
+    }
+  }
+  private unindex(key: string): void {
+    const old = this.get(key);
+    if (old === undefined || !this.fns) {
+      return;
+    }
+    for (const [name, fn] of Object.entries(this.fns)) {
+      for (const v of fn(old)) {
+        this.indexes.get(name)!.get(v)?.delete(key);
+      }
+    }
+  }
+}
+
 const error = (code: number, reason: string, message: string) => new k8s.ApiException(code, message, JSON.stringify({ reason, message }), {});
 const clone = <T>(o: T): T => structuredClone(o);
 
 export class InMemoryDriverCluster implements DriverCluster {
   readonly classes = new Map<string, IPAddressClass>();
   readonly claims = new Map<string, IPAddressClaim>();
-  readonly addresses = new Map<string, IPAddress>();
-  readonly services = new Map<string, V1Service>();
+  readonly addresses = new IndexedMap<IPAddress>({
+    ip: (a) => [a.spec.address],
+    claim: (a) => (a.spec.claimRef ? [`${a.spec.claimRef.namespace}/${a.spec.claimRef.name}`] : []),
+    holder: (a) => (a.status?.associatedTo?.kind === 'Service' ? [`${a.status.associatedTo.namespace}/${a.status.associatedTo.name}`] : []),
+  });
+  readonly services = new IndexedMap<V1Service>({
+    ingress: (s) => ingressIps(s),
+    linked: (s) => (s.metadata?.labels?.[PLACEHOLDER_LABEL] === 'true' && s.metadata.labels[IP_ADDRESS_LABEL] ? [`${s.metadata.namespace}/${s.metadata.labels[IP_ADDRESS_LABEL]}`] : []),
+    claim: (s) => {
+      const a = s.metadata?.annotations;
+      return s.metadata?.labels?.[PLACEHOLDER_LABEL] === 'true' && a?.[CLAIM_NAMESPACE_ANNOTATION] ? [`${s.metadata.namespace}/${a[CLAIM_NAMESPACE_ANNOTATION]}/${a[CLAIM_NAME_ANNOTATION]}`] : [];
+    },
+  });
   readonly pools = new Map<string, MetallbObject>();
   readonly log: string[] = [];
   private uid = 0;
@@ -49,12 +112,14 @@ export class InMemoryDriverCluster implements DriverCluster {
   assign(namespace: string, name: string, ip: string) {
     const s = this.services.get(`${namespace}/${name}`)!;
     s.status = { loadBalancer: { ingress: [{ ip }] } };
+    this.services.touch(`${namespace}/${name}`);
   }
   /** kubectl delete of an address. */
   deleteAddressRequest(name: string) {
     const a = this.addresses.get(name)!;
     if (a.metadata.finalizers?.length) {
       a.metadata.deletionTimestamp = new Date('2026-01-01T00:00:00Z');
+      this.addresses.touch(name);
     } else {
       this.addresses.delete(name);
     }
@@ -75,30 +140,26 @@ export class InMemoryDriverCluster implements DriverCluster {
     return a && clone(a);
   }
   addressesReferencing(namespace: string, name: string) {
-    return [...this.addresses.values()].filter((a) => a.spec.claimRef?.namespace === namespace && a.spec.claimRef.name === name).map(clone);
+    return this.addresses.by('claim', `${namespace}/${name}`).map(clone);
   }
   addressesByIp(ip: string) {
-    return [...this.addresses.values()].filter((a) => a.spec.address === ip).map(clone);
+    return this.addresses.by('ip', ip).map(clone);
   }
   addressesHeldBy(namespace: string, name: string) {
-    return [...this.addresses.values()]
-      .filter((a) => a.status?.associatedTo?.kind === 'Service' && a.status.associatedTo.namespace === namespace && a.status.associatedTo.name === name)
-      .map(clone);
+    return this.addresses.by('holder', `${namespace}/${name}`).map(clone);
   }
   service(namespace: string, name: string) {
     const s = this.services.get(`${namespace}/${name}`);
     return s && clone(s);
   }
   servicesWithIp(ip: string) {
-    return [...this.services.values()].filter((s) => ingressIps(s).includes(ip)).map(clone);
+    return this.services.by('ingress', ip).map(clone);
   }
   placeholdersOf(addressName: string) {
-    return this.placeholders().filter((s) => s.metadata?.labels?.[IP_ADDRESS_LABEL] === addressName).map(clone);
+    return this.services.by('linked', `${this.placeholderNamespace}/${addressName}`).map(clone);
   }
   allocationPlaceholdersOf(namespace: string, name: string) {
-    return this.placeholders()
-      .filter((s) => s.metadata?.annotations?.[CLAIM_NAMESPACE_ANNOTATION] === namespace && s.metadata.annotations[CLAIM_NAME_ANNOTATION] === name)
-      .map(clone);
+    return this.services.by('claim', `${this.placeholderNamespace}/${namespace}/${name}`).map(clone);
   }
   pool(className: string) {
     const p = this.pools.get(`IPAddressPool/${poolName(className)}`);
