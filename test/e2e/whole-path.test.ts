@@ -27,6 +27,7 @@ const PLACEHOLDERS = 'cozy-metallb-iad';
 
 let cluster: Cluster;
 let admin: ReturnType<typeof apis>;
+let driver: ControllerProcess;
 const processes: { stop(): Promise<void> }[] = [];
 
 type Cr = { metadata: k8s.V1ObjectMeta; spec: Record<string, any>; status?: Record<string, any> }; // any: CR JSON
@@ -102,10 +103,7 @@ beforeAll(async () => {
   processes.push(metallb);
   const core: ControllerProcess = await startController('address-controller', cluster.kubeconfig(CORE_SA), cluster.dir);
   processes.push(core.process);
-  const driver: ControllerProcess = await startController('metallb-iad', cluster.kubeconfig(DRIVER_SA), cluster.dir, [
-    '--metallb-namespace=cozy-metallb',
-    `--placeholder-namespace=${PLACEHOLDERS}`,
-  ]);
+  driver = await startDriver('metallb-iad');
   processes.push(driver.process);
   await admin.custom.createClusterCustomObject({
     ...crd('ipaddressclasses'),
@@ -117,6 +115,10 @@ beforeAll(async () => {
     },
   });
 }, 600_000);
+
+function startDriver(instance: string): Promise<ControllerProcess> {
+  return startController('metallb-iad', cluster.kubeconfig(DRIVER_SA), cluster.dir, ['--metallb-namespace=cozy-metallb', `--placeholder-namespace=${PLACEHOLDERS}`], instance);
+}
 
 afterAll(async () => {
   for (const p of processes.reverse()) {
@@ -224,6 +226,31 @@ describe('the whole path', () => {
     await waitFor('address Bound again', async () => (await getAddress(addressName)).status?.phase === 'Bound', 60_000);
     await waitFor('claim Bound again', async () => (await getClaim('web-again')).status?.phase === 'Bound', 30_000);
     recordScenario('Lost on pool change, recovered');
+  });
+
+  it('an admin-made offender on a bound IP puts the address in Conflict, cleared when the offender goes', async () => {
+    // The offender can only get the IP while nothing holds it: stop the driver, drop the hold, pin a Service to it.
+    driver.process.process.kill('SIGKILL');
+    await new Promise((r) => driver.process.process.once('exit', r));
+    for (const placeholder of await placeholdersOf(addressName)) {
+      await admin.core.deleteNamespacedService({ name: placeholder.metadata!.name!, namespace: PLACEHOLDERS });
+    }
+    const offender: k8s.V1Service = { metadata: { name: 'offender', namespace: 'default', annotations: { 'metallb.io/loadBalancerIPs': ip } }, spec: { type: 'LoadBalancer', ports: [{ port: 80 }] } };
+    await admin.core.createNamespacedService({ namespace: 'default', body: offender });
+    await waitFor('MetalLB gives the offender the IP', async () => (await ingress('offender', 'default')).includes(ip), 30_000);
+    driver = await startDriver('metallb-iad-after-theft');
+    processes.push(driver.process);
+    await waitFor('Conflict', async () => (await getAddress(addressName)).status?.phase === 'Conflict', 60_000);
+    const events = await admin.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${addressName}` });
+    expect(events.items.map((e) => e.reason)).toContain('Conflict');
+    expect((await getClaim('web-again')).status?.phase).toBe('Bound'); // Conflict is not Lost: the binding stands
+    await admin.core.deleteNamespacedService({ name: 'offender', namespace: 'default' });
+    await waitFor('Conflict cleared', async () => (await getAddress(addressName)).status?.phase === 'Bound', 60_000);
+    await waitFor('held again by MetalLB', async () => {
+      const [hold] = await placeholdersOf(addressName);
+      return (hold?.status?.loadBalancer?.ingress ?? []).some((i) => i.ip === ip);
+    }, 60_000);
+    recordScenario('admin-made offender → Conflict → cleared');
   });
 
   it('under Delete, deleting the claim tears down the placeholder and the IPAddress', async () => {

@@ -25,6 +25,8 @@ export interface ClusterOptions {
   readonly users?: readonly User[];
   /** Start kube-controller-manager too. @default false */
   readonly controllerManager?: boolean;
+  /** ClusterIP range; every placeholder takes one. @default 10.0.0.0/24 */
+  readonly serviceClusterIpRange?: string;
 }
 
 export interface Cluster {
@@ -89,7 +91,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       '--advertise-address=127.0.0.1',
       `--secure-port=${apiPort}`,
       `--cert-dir=${join(dir, 'certs')}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
+      `--service-cluster-ip-range=${options.serviceClusterIpRange ?? '10.0.0.0/24'}`,
       '--authorization-mode=Node,RBAC',
       `--token-auth-file=${join(dir, 'tokens.csv')}`,
       `--service-account-issuer=${server}`,
