@@ -8,6 +8,6 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 120_000,
     hookTimeout: 600_000,
-    globalSetup: ['test/global-setup.ts'],
+    globalSetup: ['test/e2e/global-setup.ts'],
   },
 });

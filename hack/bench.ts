@@ -8,10 +8,14 @@
  *                  simulated; per-event cost of the Service controller at
  *                  100 / 1,000 / 10,000 Services (index lookups, no cluster-wide list)
  *
+ *   e2e            hack/bench-e2e.ts: 1,000 claims through core, driver and MetalLB
+ *                  (when the e2e binaries are built; BENCH_E2E=0 skips it)
+ *
  * The driver figures run the real reconcilers over the in-memory cluster that
  * the unit tests use (test/support/memory-driver.ts), with indexes like the
  * informers'.
  */
+import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import type { IPAddress, IPAddressClaim, IPAddressClass } from '../constructs/api/v1alpha1/index.js';
 import { CandidateIndex } from '../controllers/address-controller/candidates.js';
@@ -26,6 +30,7 @@ import { DriverClaimReconciler } from '../controllers/metallb-iad/claim-reconcil
 import { ServiceReconciler } from '../controllers/metallb-iad/service-reconciler.js';
 import { InMemoryDriverCluster } from '../test/support/memory-driver.js';
 import { RecordingEvents } from '../test/support/memory-store.js';
+import { binaries } from '../test/e2e/support/binaries.js';
 
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -160,4 +165,21 @@ process.stdout.write((await benchDriverReservation(1_000)) + '\n');
 for (const n of [100, 1_000, 10_000]) {
   await benchServiceEvents(n);
   process.stdout.write((await benchServiceEvents(n)) + '\n');
+}
+
+if (process.env.BENCH_E2E === '0') {
+  process.stdout.write('bench e2e: skipped (BENCH_E2E=0)\n');
+} else {
+  let built = true;
+  try {
+    binaries();
+  } catch {
+    built = false;
+  }
+  if (built) {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'hack/bench-e2e.ts'], { stdio: 'inherit' });
+    process.exitCode = result.status ?? 1;
+  } else {
+    process.stdout.write('bench e2e: skipped: the control-plane binaries are not built (bash hack/e2e/build-binaries.sh)\n');
+  }
 }

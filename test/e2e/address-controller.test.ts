@@ -5,6 +5,9 @@
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scenarioTest } from './support/summary.js';
+
+const scenario = scenarioTest(it);
 import { helm } from '../support/helm.js';
 import { synthesizedArtifact } from '../support/synth.js';
 import { ADMIN, startCluster, type Cluster } from './support/cluster.js';
@@ -59,14 +62,14 @@ afterAll(async () => {
 });
 
 describe('address-controller against a real API server', () => {
-  it('takes the Lease, becomes ready and serves metrics', async () => {
+  scenario('takes the Lease, becomes ready and serves metrics', async () => {
     const [c] = controllers;
     await waitFor('the Lease', async () => (await lease()).spec?.holderIdentity === 'address-controller_' + c!.process.process.pid, 30_000);
     await waitFor('/readyz', async () => (await c!.get('/readyz')).status === 200);
     await waitFor('reconcile metrics', async () => (await c!.get('/metrics')).body.includes('controller_runtime_reconcile_total{controller="ipaddress"'));
   });
 
-  it('makes a static address Available and binds a claim to it', async () => {
+  scenario('makes a static address Available and binds a claim to it', async () => {
     await waitFor('Available', async () => (await getAddress('ip-203-0-113-7')).status?.phase === 'Available');
     await createClaim('web');
     await waitFor('claim Bound', async () => (await getClaim('web')).status?.phase === 'Bound');
@@ -79,7 +82,7 @@ describe('address-controller against a real API server', () => {
     expect(events.items.map((e) => e.reason)).toEqual(expect.arrayContaining(['Matched', 'Bound']));
   });
 
-  it('blocks deleting a Bound address, releases it under Retain, and recycles it once an admin clears the claimRef', async () => {
+  scenario('blocks deleting a Bound address, releases it under Retain, and recycles it once an admin clears the claimRef', async () => {
     await custom().deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: 'ipaddresses', name: 'ip-203-0-113-7' });
     await new Promise((r) => setTimeout(r, 1000));
     const blocked = await getAddress('ip-203-0-113-7');
@@ -122,7 +125,7 @@ describe('address-controller against a real API server', () => {
     expect((await getClaim('next')).status?.addresses).toEqual([{ name: 'ip-203-0-113-8', address: '203.0.113.8' }]);
   });
 
-  it('a second replica waits; on SIGTERM the leader releases the Lease and the standby takes over', async () => {
+  scenario('a second replica waits; on SIGTERM the leader releases the Lease and the standby takes over', async () => {
     const standby = await startController('address-controller', cluster.kubeconfig(SA), cluster.dir, ['--leader-elect', `--leader-election-namespace=${NAMESPACE}`], 'address-controller-b');
     controllers.push(standby);
     await new Promise((r) => setTimeout(r, 3000));

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControllerProcess } from './support/controller-process.js';
 import { waitFor } from './support/ports.js';
 import { auditLedger, createClaim, createClass, crd, type Cr, type Platform, startPlatform } from './support/platform.js';
-import { printSummary, recordFault, recordScenario } from './support/summary.js';
+import { recordFault, recordScenario } from './support/summary.js';
 
 let platform: Platform;
 const replicas: Record<'core' | 'driver', ControllerProcess[]> = { core: [], driver: [] };
@@ -63,7 +63,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await platform?.stop();
-  printSummary();
 });
 
 describe('faults', () => {

@@ -6,6 +6,9 @@
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scenarioTest } from './support/summary.js';
+
+const scenario = scenarioTest(it);
 import { helm, renderChart } from '../support/helm.js';
 import { synthesizedArtifact } from '../support/synth.js';
 import { ADMIN, startCluster, type Cluster } from './support/cluster.js';
@@ -123,14 +126,14 @@ describe('every synthesized manifest', () => {
 });
 
 describe('CRD rules, enforced by the apiserver', () => {
-  it('defaults reclaimPolicy to Retain and keeps spec.provisioner immutable', async () => {
+  scenario('defaults reclaimPolicy to Retain and keeps spec.provisioner immutable', async () => {
     const created = (await admin.custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: 'ipaddressclasses', body: ipClass('public') })) as { spec: Record<string, unknown> };
     expect(created.spec.reclaimPolicy).toBe('Retain');
     const changed = { ...created, spec: { ...created.spec, provisioner: 'other' } };
     await expectRejected(admin.custom.replaceClusterCustomObject({ group: GROUP, version: VERSION, plural: 'ipaddressclasses', name: 'public', body: changed }), 422, 'provisioner is immutable');
   });
 
-  it('rejects a reclaimPolicy outside the enum', async () => {
+  scenario('rejects a reclaimPolicy outside the enum', async () => {
     await expectRejected(
       admin.custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: 'ipaddressclasses', body: ipClass('keep', { reclaimPolicy: 'Keep' }) }),
       422,
@@ -138,7 +141,7 @@ describe('CRD rules, enforced by the apiserver', () => {
     );
   });
 
-  it('requires exactly one source arm and keeps spec.address immutable', async () => {
+  scenario('requires exactly one source arm and keeps spec.address immutable', async () => {
     await expectRejected(
       admin.custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: 'ipaddresses', body: address('ip-both', { source: { fromClass: {}, providerRef: { id: 'x' } } }) }),
       422,
@@ -158,13 +161,13 @@ describe('CRD rules, enforced by the apiserver', () => {
     );
   });
 
-  it('requires className and address on IPAddress', async () => {
+  scenario('requires className and address on IPAddress', async () => {
     const body = address('ip-missing', {});
     delete (body.spec as Record<string, unknown>).className;
     await expectRejected(admin.custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: 'ipaddresses', body }), 422, 'spec.className: Required value');
   });
 
-  it('defaults a claim to IPv4 and rejects an unknown family', async () => {
+  scenario('defaults a claim to IPv4 and rejects an unknown family', async () => {
     const created = (await admin.custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: 'tenant-b', plural: 'ipaddressclaims', body: claim('tenant-b', 'defaults') })) as { spec: Record<string, unknown> };
     expect(created.spec.family).toBe('IPv4');
     await expectRejected(
@@ -183,7 +186,7 @@ describe('tenant RBAC after aggregation', () => {
     }, 60_000);
   });
 
-  it('a tenant admin creates and deletes claims in its own namespace only', async () => {
+  scenario('a tenant admin creates and deletes claims in its own namespace only', async () => {
     const alice = apis(cluster.client(ALICE));
     await alice.custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: 'tenant-a', plural: 'ipaddressclaims', body: claim('tenant-a', 'web') });
     const list = (await alice.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: 'tenant-a', plural: 'ipaddressclaims' })) as { items: unknown[] };
@@ -195,7 +198,7 @@ describe('tenant RBAC after aggregation', () => {
     );
   });
 
-  it('a tenant admin cannot create, update or delete IPAddress or IPAddressClass', async () => {
+  scenario('a tenant admin cannot create, update or delete IPAddress or IPAddressClass', async () => {
     const alice = apis(cluster.client(ALICE));
     await expectRejected(alice.custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: 'ipaddresses', body: address('ip-203-0-113-9', { address: '203.0.113.9' }) }), 403);
     await expectRejected(alice.custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: 'ipaddressclasses', body: ipClass('mine') }), 403);
@@ -203,7 +206,7 @@ describe('tenant RBAC after aggregation', () => {
     await expectRejected(alice.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: 'ipaddresses', name: 'ip-203-0-113-7' }), 403);
   });
 
-  it('a tenant viewer can only read claims', async () => {
+  scenario('a tenant viewer can only read claims', async () => {
     const victor = apis(cluster.client(VICTOR));
     await victor.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: 'tenant-a', plural: 'ipaddressclaims' });
     await expectRejected(
@@ -216,7 +219,7 @@ describe('tenant RBAC after aggregation', () => {
 describe('the MetalLB annotation fence', () => {
   const PIN = { 'metallb.io/loadBalancerIPs': '203.0.113.7' };
 
-  it('stops a tenant introducing a pin or a pool, on create and on update', async () => {
+  scenario('stops a tenant introducing a pin or a pool, on create and on update', async () => {
     const alice = apis(cluster.client(ALICE));
     await expectRejected(
       alice.core.createNamespacedService({ namespace: 'tenant-a', body: service('tenant-a', 'pinned', PIN) }),
@@ -233,7 +236,7 @@ describe('the MetalLB annotation fence', () => {
     await expectRejected(alice.core.replaceNamespacedService({ name: 'web', namespace: 'tenant-a', body: created }), 403, 'metallb.io/loadBalancerIPs');
   });
 
-  it('lets the driver pin, and the tenant edit the rest of a pinned Service but not the pin', async () => {
+  scenario('lets the driver pin, and the tenant edit the rest of a pinned Service but not the pin', async () => {
     const driver = apis(cluster.client(DRIVER));
     const current = await driver.core.readNamespacedService({ name: 'web', namespace: 'tenant-a' });
     current.metadata!.annotations = { ...current.metadata!.annotations, ...PIN };
@@ -249,7 +252,7 @@ describe('the MetalLB annotation fence', () => {
     await expectRejected(alice.core.replaceNamespacedService({ name: 'web', namespace: 'tenant-a', body: relabelled }), 403, 'metallb.io/loadBalancerIPs');
   });
 
-  it('leaves namespaces outside tenant-* alone', async () => {
+  scenario('leaves namespaces outside tenant-* alone', async () => {
     await admin.core.createNamespacedService({ namespace: 'cozy-metallb', body: service('cozy-metallb', 'infra', PIN) });
   });
 });

@@ -2,6 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scenarioTest } from './support/summary.js';
+
+const scenario = scenarioTest(it);
 import { artifactDigest, synthesize } from '../../synth/artifact.js';
 import { OCI_MANIFEST_MEDIA_TYPE } from '../../synth/oci.js';
 import { REPO_ROOT, synthesizedArtifact } from '../support/synth.js';
@@ -38,7 +41,7 @@ describe('synth push against a real registry on loopback', () => {
     await registry?.stop();
   });
 
-  it('uploads the artifact, which pulls back with the recorded digest', async () => {
+  scenario('uploads the artifact, which pulls back with the recorded digest', async () => {
     const digest = artifactDigest(synthesize());
     const result = push(registry, '--tag', 'v0.1.0');
     expect(result.stderr).toBe('');
@@ -59,13 +62,13 @@ describe('synth push against a real registry on loopback', () => {
     expect((await fetch(`${base}/manifests/${digest}`, { headers: { accept: OCI_MANIFEST_MEDIA_TYPE } })).status).toBe(200);
   });
 
-  it('pushes again idempotently (blobs already there) under another tag', () => {
+  scenario('pushes again idempotently (blobs already there) under another tag', () => {
     const result = push(registry, '--tag', 'latest-check');
     expect(result.status).toBe(0);
     expect(result.stdout).toContain(artifactDigest(synthesize()));
   });
 
-  it('fails with one clear line when the registry is unreachable', async () => {
+  scenario('fails with one clear line when the registry is unreachable', async () => {
     const port = await freePort(); // nothing listens there
     const result = spawnSync(
       process.execPath,

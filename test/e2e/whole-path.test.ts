@@ -18,7 +18,7 @@ import { startController, type ControllerProcess } from './support/controller-pr
 import { apis, expectRejected, GROUP, VERSION } from './support/kube.js';
 import { freePort, waitFor } from './support/ports.js';
 import { start, type Started } from './support/processes.js';
-import { recordScenario, printSummary } from './support/summary.js';
+import { recordScenario } from './support/summary.js';
 
 const CORE_SA = 'system:serviceaccount:cozy-address-controller:address-controller';
 const DRIVER_SA = 'system:serviceaccount:cozy-metallb-iad:metallb-iad';
@@ -125,7 +125,6 @@ afterAll(async () => {
     await p.stop();
   }
   await cluster?.stop();
-  printSummary();
 });
 
 describe('the whole path', () => {
