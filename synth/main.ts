@@ -9,7 +9,7 @@
  */
 import { tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import yargs from 'yargs';
+import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { join } from 'node:path';
 import { artifactDigest, OCI_LAYOUT_DIR, synthesize } from './artifact.js';
@@ -23,7 +23,7 @@ export async function main(argv: string[]): Promise<number> {
     return push(argv.slice(1));
   }
   const started = performance.now();
-  const args = await yargs(argv)
+  const parser = yargs(argv)
     .scriptName('synth')
     .usage('$0 [--out DIR] [--check] [--values FILE]... [--set CHART.PATH=VALUE]...')
     .option('out', {
@@ -38,15 +38,8 @@ export async function main(argv: string[]): Promise<number> {
     })
     .option('values', { type: 'string', array: true, describe: 'YAML file mapping chart name to value overrides' })
     .option('set', { type: 'string', array: true, describe: 'One value override, CHART.PATH=VALUE' })
-    .option('quiet', { type: 'boolean', default: false, describe: 'Print only the summary line' })
-    .strict()
-    .help()
-    .version(false)
-    .exitProcess(false)
-    .fail((message, error) => {
-      throw new SynthInputError(message ?? error?.message ?? 'invalid arguments');
-    })
-    .parseAsync();
+    .option('quiet', { type: 'boolean', default: false, describe: 'Print only the summary line' });
+  const args = await strictly(parser).parseAsync();
   if (args.help) {
     return 0;
   }
@@ -77,23 +70,28 @@ export async function main(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** `synth push`: uploads the OCI layout synth wrote to a registry and verifies it. */
-async function push(argv: string[]): Promise<number> {
-  const args = await yargs(argv)
-    .scriptName('synth push')
-    .option('registry', { type: 'string', demandOption: true, describe: 'Registry host:port' })
-    .option('repository', { type: 'string', default: 'cozystack/cozystack/cozystack-packages', describe: 'Repository' })
-    .option('tag', { type: 'string', describe: 'Tag (default: the version the layout names)' })
-    .option('layout', { type: 'string', default: join('dist', OCI_LAYOUT_DIR), describe: 'OCI image layout to push' })
-    .option('plain-http', { type: 'boolean', default: false, describe: 'HTTP instead of HTTPS (a loopback registry)' })
+/** Unknown flags and bad values become one-line SynthInputErrors instead of yargs' own exit. */
+function strictly<T>(parser: Argv<T>): Argv<T> {
+  return parser
     .strict()
     .help()
     .version(false)
     .exitProcess(false)
     .fail((message, error) => {
       throw new SynthInputError(message ?? error?.message ?? 'invalid arguments');
-    })
-    .parseAsync();
+    });
+}
+
+/** `synth push`: uploads the OCI layout synth wrote to a registry and verifies it. */
+async function push(argv: string[]): Promise<number> {
+  const parser = yargs(argv)
+    .scriptName('synth push')
+    .option('registry', { type: 'string', demandOption: true, describe: 'Registry host:port' })
+    .option('repository', { type: 'string', default: 'cozystack/cozystack/cozystack-packages', describe: 'Repository' })
+    .option('tag', { type: 'string', describe: 'Tag (default: the version the layout names)' })
+    .option('layout', { type: 'string', default: join('dist', OCI_LAYOUT_DIR), describe: 'OCI image layout to push' })
+    .option('plain-http', { type: 'boolean', default: false, describe: 'HTTP instead of HTTPS (a loopback registry)' });
+  const args = await strictly(parser).parseAsync();
   if (args.help) {
     return 0;
   }

@@ -5,33 +5,22 @@
  * gone → held again, same IP for the next Service; Retain → Released, still
  * held → recycled by addressName; Delete → teardown; Lost and back.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
-import { helm } from '../support/helm.js';
-import { synthesizedArtifact } from '../support/synth.js';
-import { binaries } from './support/binaries.js';
-import { ADMIN, startCluster, type Cluster } from './support/cluster.js';
-import { startController, type ControllerProcess } from './support/controller-process.js';
+import type { Cluster } from './support/cluster.js';
+import type { ControllerProcess } from './support/controller-process.js';
 import { apis, expectRejected, GROUP, VERSION } from './support/kube.js';
-import { freePort, waitFor } from './support/ports.js';
-import { start, type Started } from './support/processes.js';
+import { createClaim as createClaimIn, crd, PLACEHOLDERS, startPlatform, type Cr, type Platform } from './support/platform.js';
+import { waitFor } from './support/ports.js';
 import { recordScenario } from './support/summary.js';
 
-const CORE_SA = 'system:serviceaccount:cozy-address-controller:address-controller';
-const DRIVER_SA = 'system:serviceaccount:cozy-metallb-iad:metallb-iad';
 const TENANT_B = 'bob'; // tenant-b admin
-const PLACEHOLDERS = 'cozy-metallb-iad';
 
+let platform: Platform;
 let cluster: Cluster;
 let admin: ReturnType<typeof apis>;
 let driver: ControllerProcess;
-const processes: { stop(): Promise<void> }[] = [];
 
-type Cr = { metadata: k8s.V1ObjectMeta; spec: Record<string, any>; status?: Record<string, any> }; // any: CR JSON
-const crd = (plural: string) => ({ group: GROUP, version: VERSION, plural });
 const getAddress = async (name: string) => (await admin.custom.getClusterCustomObject({ ...crd('ipaddresses'), name })) as Cr;
 const getClaim = async (name: string, namespace = 'tenant-a') => (await admin.custom.getNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace, name })) as Cr;
 const exists = async (read: () => Promise<unknown>) => {
@@ -45,8 +34,7 @@ const exists = async (read: () => Promise<unknown>) => {
     throw error;
   }
 };
-const createClaim = (name: string, spec: Record<string, unknown> = { className: 'public' }, namespace = 'tenant-a') =>
-  admin.custom.createNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace, body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClaim', metadata: { name, namespace }, spec } });
+const createClaim = (name: string, spec: Record<string, unknown> = { className: 'public' }) => createClaimIn(admin, name, spec);
 const deleteClaim = (name: string) => admin.custom.deleteNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: 'tenant-a', name });
 const tenantService = (name: string, claim?: string, namespace = 'tenant-a'): k8s.V1Service => ({
   metadata: { name, namespace, annotations: claim ? { 'local.sdn.cozystack.io/ip-address-claim': claim } : undefined },
@@ -62,49 +50,16 @@ const boundAddressOf = async (claim: string) => {
 };
 
 beforeAll(async () => {
-  const bin = binaries();
-  cluster = await startCluster({
-    controllerManager: true,
-    users: [
-      { name: CORE_SA, groups: ['system:serviceaccounts'] },
-      { name: DRIVER_SA, groups: ['system:serviceaccounts'] },
-      { name: TENANT_B, groups: ['tenant-b-admin'] },
-    ],
-  });
-  admin = apis(cluster.client(ADMIN));
-  for (const name of ['cozy-address-controller', 'cozy-metallb-iad', 'cozy-metallb', 'tenant-a', 'tenant-b']) {
-    await admin.core.createNamespace({ body: { metadata: { name } } });
-  }
-  for (const file of readdirSync(bin.metallbCrds).sort()) {
-    for (const doc of parseAllDocuments(readFileSync(join(bin.metallbCrds, file), 'utf8'))) {
-      const object = doc.toJS();
-      if (object) {
-        await admin.objects.create(object);
-      }
-    }
-  }
+  platform = await startPlatform([{ name: TENANT_B, groups: ['tenant-b-admin'] }]);
+  ({ cluster, admin } = platform);
   // tenant-b may manage its own Services (as cozy:tenant:admin:base allows).
   await admin.rbac.createNamespacedRole({ namespace: 'tenant-b', body: { metadata: { name: 'services' }, rules: [{ apiGroups: [''], resources: ['services'], verbs: ['*'] }] } });
   await admin.rbac.createNamespacedRoleBinding({
     namespace: 'tenant-b',
     body: { metadata: { name: 'services' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'services' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'tenant-b-admin' }] },
   });
-  for (const [release, namespace] of [['address-controller', 'cozy-address-controller'], ['metallb-iad', 'cozy-metallb-iad']] as const) {
-    const result = helm('install', release, join(synthesizedArtifact(), 'packages', 'system', release), '--namespace', namespace, '--kubeconfig', cluster.kubeconfig());
-    expect(result.stderr, release).toBe('');
-  }
-  const metallb: Started = start('metallb-controller', bin.metallbController, [
-    `--kubeconfig=${cluster.kubeconfig()}`,
-    '--namespace=cozy-metallb',
-    '--webhook-mode=disabled',
-    `--port=${await freePort()}`,
-    '--log-level=info',
-  ], cluster.dir);
-  processes.push(metallb);
-  const core: ControllerProcess = await startController('address-controller', cluster.kubeconfig(CORE_SA), cluster.dir);
-  processes.push(core.process);
-  driver = await startDriver('metallb-iad');
-  processes.push(driver.process);
+  await platform.startCore('address-controller');
+  driver = await platform.startDriver('metallb-iad');
   await admin.custom.createClusterCustomObject({
     ...crd('ipaddressclasses'),
     body: {
@@ -116,15 +71,8 @@ beforeAll(async () => {
   });
 }, 600_000);
 
-function startDriver(instance: string): Promise<ControllerProcess> {
-  return startController('metallb-iad', cluster.kubeconfig(DRIVER_SA), cluster.dir, ['--metallb-namespace=cozy-metallb', `--placeholder-namespace=${PLACEHOLDERS}`], instance);
-}
-
 afterAll(async () => {
-  for (const p of processes.reverse()) {
-    await p.stop();
-  }
-  await cluster?.stop();
+  await platform?.stop();
 });
 
 describe('the whole path', () => {
@@ -237,11 +185,13 @@ describe('the whole path', () => {
     const offender: k8s.V1Service = { metadata: { name: 'offender', namespace: 'default', annotations: { 'metallb.io/loadBalancerIPs': ip } }, spec: { type: 'LoadBalancer', ports: [{ port: 80 }] } };
     await admin.core.createNamespacedService({ namespace: 'default', body: offender });
     await waitFor('MetalLB gives the offender the IP', async () => (await ingress('offender', 'default')).includes(ip), 30_000);
-    driver = await startDriver('metallb-iad-after-theft');
-    processes.push(driver.process);
+    driver = await platform.startDriver('metallb-iad-after-theft');
     await waitFor('Conflict', async () => (await getAddress(addressName)).status?.phase === 'Conflict', 60_000);
-    const events = await admin.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${addressName}` });
-    expect(events.items.map((e) => e.reason)).toContain('Conflict');
+    // Events are written after the status, asynchronously.
+    await waitFor('a Conflict event on the address', async () => {
+      const events = await admin.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${addressName}` });
+      return events.items.some((e) => e.reason === 'Conflict');
+    });
     expect((await getClaim('web-again')).status?.phase).toBe('Bound'); // Conflict is not Lost: the binding stands
     await admin.core.deleteNamespacedService({ name: 'offender', namespace: 'default' });
     await waitFor('Conflict cleared', async () => (await getAddress(addressName)).status?.phase === 'Bound', 60_000);

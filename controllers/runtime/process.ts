@@ -1,0 +1,108 @@
+/**
+ * What both controller entrypoints do around their controllers: the shared
+ * flags, the kubeconfig, leader election settings, and the process lifecycle
+ * (start the manager; on SIGTERM or SIGINT stop it and exit 0; on a fatal
+ * error such as lost leadership stop it and exit 1).
+ */
+import { hostname } from 'node:os';
+import * as k8s from '@kubernetes/client-node';
+import type { Argv } from 'yargs';
+import { parseBindAddress } from './http.js';
+import { createLogger, type Logger, type LogLevel } from './log.js';
+import { Manager } from './manager.js';
+import { ControllerMetrics } from './metrics.js';
+
+/** The flags every controller takes (address-controller-api.md §11). */
+export function commonFlags<T>(parser: Argv<T>, leaderElectionId: string) {
+  return parser
+    .option('kubeconfig', { type: 'string', describe: 'Kubeconfig file (default: in-cluster, then $KUBECONFIG)' })
+    .option('leader-elect', { type: 'boolean', default: false, describe: 'Elect a leader through a Lease' })
+    .option('leader-election-namespace', { type: 'string', describe: 'Namespace of the Lease (default: $POD_NAMESPACE)' })
+    .option('leader-election-id', { type: 'string', default: leaderElectionId, describe: 'Name of the Lease' })
+    .option('metrics-bind-address', { type: 'string', default: '0', describe: 'Metrics address, e.g. :8080; 0 disables' })
+    .option('health-probe-bind-address', { type: 'string', default: ':8081', describe: '/healthz and /readyz address' })
+    .option('log-level', { choices: ['debug', 'info', 'warn', 'error'] as const, default: 'info' as LogLevel })
+    .strict()
+    .version(false);
+}
+
+export interface CommonArgs {
+  kubeconfig?: string;
+  'leader-elect': boolean;
+  'leader-election-namespace'?: string;
+  'leader-election-id': string;
+  'metrics-bind-address': string;
+  'health-probe-bind-address': string;
+  'log-level': LogLevel;
+}
+
+export interface ControllerProcess {
+  readonly log: Logger;
+  readonly kubeConfig: k8s.KubeConfig;
+  readonly metrics: ControllerMetrics;
+  readonly manager: Manager;
+}
+
+/** Builds the logger, kubeconfig, metrics and manager from the common flags. */
+export function controllerProcess(name: string, args: CommonArgs): ControllerProcess {
+  const log = createLogger(args['log-level'], { logger: name });
+  const kubeConfig = new k8s.KubeConfig();
+  if (args.kubeconfig) {
+    kubeConfig.loadFromFile(args.kubeconfig);
+  } else {
+    kubeConfig.loadFromDefault();
+  }
+  let leaderElection: { namespace: string; name: string; identity: string } | undefined;
+  if (args['leader-elect']) {
+    const namespace = args['leader-election-namespace'] ?? process.env.POD_NAMESPACE;
+    if (!namespace) {
+      throw new Error('--leader-elect needs --leader-election-namespace or $POD_NAMESPACE');
+    }
+    leaderElection = { namespace, name: args['leader-election-id'], identity: `${process.env.POD_NAME ?? hostname()}_${process.pid}` };
+  }
+  const metrics = new ControllerMetrics();
+  const manager = new Manager({
+    kubeConfig,
+    log,
+    metrics,
+    probeAddress: parseBindAddress('health-probe-bind-address', args['health-probe-bind-address']),
+    metricsAddress: parseBindAddress('metrics-bind-address', args['metrics-bind-address']),
+    leaderElection,
+  });
+  return { log, kubeConfig, metrics, manager };
+}
+
+/** Starts the manager and stops it on a signal (exit 0) or a fatal error (exit 1). */
+export async function runUntilSignalled({ manager, log }: ControllerProcess): Promise<void> {
+  let exiting = false;
+  const shutdown = (reason: string, code: number) => {
+    if (exiting) {
+      return;
+    }
+    exiting = true;
+    log.info('stopping', { reason });
+    manager.stop().then(
+      () => process.exit(code),
+      (error: unknown) => {
+        log.error('shutdown failed', { error: String(error) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM', 0));
+  process.on('SIGINT', () => shutdown('SIGINT', 0));
+  await manager.start((reason) => {
+    log.error('fatal', { reason });
+    shutdown(reason, 1);
+  });
+}
+
+/** Runs an entrypoint's main; a startup failure is one JSON log line and exit 1, never a stack trace loop. */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((error: unknown) => {
+    process.stderr.write(
+      JSON.stringify({ ts: new Date().toISOString(), level: 'error', msg: 'startup failed', error: String((error as Error)?.message ?? error) }) + '\n',
+    );
+    process.exit(1);
+  });
+}
