@@ -1,7 +1,9 @@
 /** Renders one IPAddressPool (autoAssign false) and L2Advertisement per served class (metallb-iad.md §3). */
 import type { EventRecorder } from '../runtime/events.js';
 import type { ReconcileResult } from '../runtime/controller.js';
+import type { IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
 import { parseClassParameters, renderBackend, servedBy } from './decisions.js';
+import { rangesOverlap, type IpRange } from './ip.js';
 import type { DriverCluster } from './cluster.js';
 
 export class ClassReconciler {
@@ -26,6 +28,16 @@ export class ClassReconciler {
       }
       return;
     }
+    const rival = this.overlapping(ipClass, parameters.ranges);
+    if (rival) {
+      // The class that holds the range first keeps it; nothing of its reservations moves.
+      const message = `parameters.addresses overlap those of IPAddressClass "${rival}", which serves them already; no pool written`;
+      if (this.reported.get(name) !== message) {
+        this.reported.set(name, message);
+        this.events.event(ipClass, 'Warning', 'OverlappingClassParameters', message);
+      }
+      return;
+    }
     this.reported.delete(name);
     const { pool, advertisement } = renderBackend(ipClass, this.store.metallbNamespace, parameters.addresses);
     const current = this.store.pool(name);
@@ -33,5 +45,31 @@ export class ClassReconciler {
       await this.store.apply(pool);
     }
     await this.store.apply(advertisement);
+  }
+
+  /**
+   * Another served class whose ranges overlap and that came first: it already
+   * has its pool (and this one does not), or, neither or both having one, it is
+   * older (then smaller by name). Two MetalLB pools must never share an address.
+   */
+  private overlapping(ipClass: IPAddressClass, ranges: readonly IpRange[]): string | undefined {
+    const name = ipClass.metadata.name!;
+    const mine = Boolean(this.store.pool(name));
+    for (const other of this.store.allClasses()) {
+      const otherName = other.metadata.name!;
+      if (otherName === name || !servedBy(other) || other.metadata.deletionTimestamp) {
+        continue;
+      }
+      const parsed = parseClassParameters(other);
+      if (!parsed.ok || !ranges.some((r) => parsed.ranges.some((o) => rangesOverlap(r, o)))) {
+        continue;
+      }
+      const theirs = Boolean(this.store.pool(otherName));
+      const firstByAge = String(other.metadata.creationTimestamp ?? '') + otherName < String(ipClass.metadata.creationTimestamp ?? '') + name;
+      if ((theirs && !mine) || (theirs === mine && firstByAge)) {
+        return otherName;
+      }
+    }
+    return undefined;
   }
 }

@@ -12,6 +12,7 @@ export interface DriverCluster {
   readonly metallbNamespace: string;
 
   ipClass(name: string): IPAddressClass | undefined;
+  allClasses(): IPAddressClass[];
   claim(namespace: string, name: string): IPAddressClaim | undefined;
   address(name: string): IPAddress | undefined;
   /** Addresses whose claimRef names this claim. */

@@ -54,16 +54,21 @@ export function driverControllers(store: DriverStore, events: DriverRecorders, l
       .forEach((c) => claims.enqueue(keyOf(c)));
   const addressesOfClass = (className: string) => store.addressesOfClass(className).forEach((a) => addresses.enqueue(keyOf(a)));
 
+  // Every class is re-checked on any class change: overlap between classes is decided across them.
+  const allClasses = () => store.allClasses().forEach((c) => classes.enqueue(keyOf(c)));
   store.classes.on({
     add: (c) => {
-      classes.enqueue(keyOf(c));
+      allClasses();
       addressesOfClass(c.metadata.name!);
     },
     update: (_p, c) => {
-      classes.enqueue(keyOf(c));
+      allClasses();
       addressesOfClass(c.metadata.name!);
     },
-    delete: (c) => addressesOfClass(c.metadata.name!),
+    delete: (c) => {
+      allClasses();
+      addressesOfClass(c.metadata.name!);
+    },
   });
   const fromPool = (pool: { metadata: { name?: string } }) => {
     const className = pool.metadata.name?.replace(/^iad-/, '');

@@ -82,3 +82,7 @@ export function compareIps(a: string, b: string): number {
   }
   return x.value < y.value ? -1 : x.value > y.value ? 1 : 0;
 }
+
+export function rangesOverlap(a: IpRange, b: IpRange): boolean {
+  return a.family === b.family && a.first <= b.last && b.first <= a.last;
+}

@@ -101,6 +101,9 @@ export class DriverStore implements DriverCluster {
   ipClass(name: string) {
     return this.classes.get(name);
   }
+  allClasses() {
+    return this.classes.list();
+  }
   claim(namespace: string, name: string) {
     return this.claims.get(`${namespace}/${name}`);
   }

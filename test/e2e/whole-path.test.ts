@@ -213,6 +213,10 @@ describe('the whole path', () => {
     await deleteClaim('temp');
     await waitFor('IPAddress gone', async () => !(await exists(() => getAddress(temp.name))), 60_000);
     await waitFor('placeholder gone', async () => (await placeholdersOf(temp.name)).length === 0, 30_000);
+    // The class's MetalLB objects go with it (ownerReferences, garbage-collected).
+    await admin.custom.deleteClusterCustomObject({ ...crd('ipaddressclasses'), name: 'ephemeral' });
+    const pool = () => admin.custom.getNamespacedCustomObject({ group: 'metallb.io', version: 'v1beta1', namespace: 'cozy-metallb', plural: 'ipaddresspools', name: 'iad-ephemeral' });
+    await waitFor('pool garbage-collected', async () => !(await exists(pool)), 60_000);
     recordScenario('Delete → teardown');
   });
 

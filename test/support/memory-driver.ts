@@ -131,6 +131,9 @@ export class InMemoryDriverCluster implements DriverCluster {
   ipClass(name: string) {
     return this.classes.get(name) && clone(this.classes.get(name)!);
   }
+  allClasses() {
+    return [...this.classes.values()].map(clone);
+  }
   claim(namespace: string, name: string) {
     const c = this.claims.get(`${namespace}/${name}`);
     return c && clone(c);

@@ -34,6 +34,20 @@ describe('class controller (§14)', () => {
     ]);
   });
 
+  it('a class overlapping a served class gets a Warning and no pool; the first keeps its range', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    await w.reconcileClass();
+    w.cluster.putClass({ ...publicClass({ parameters: { addresses: ['203.0.113.4-203.0.113.12'] } }), metadata: { name: 'late', uid: 'class-uid-late' } });
+    await w.reconcileClass('late');
+    expect(w.cluster.pools.has('IPAddressPool/iad-late')).toBe(false);
+    expect(w.events.events).toEqual([
+      expect.objectContaining({ type: 'Warning', reason: 'OverlappingClassParameters', message: expect.stringContaining('IPAddressClass "public"') }),
+    ]);
+    await w.reconcileClass(); // the first class is unaffected
+    expect(w.cluster.pools.get('IPAddressPool/iad-public')!.spec?.addresses).toEqual(['203.0.113.0/29', '2001:db8::/126']);
+  });
+
   it('updates the pool when the parameters change', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
