@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import * as k8s from '@kubernetes/client-node';
-import { createClaim, createClass, crd, startPlatform, type Cr } from '../test/e2e/support/platform.js';
+import { createClaim, createClass, startPlatform, type Cr } from '../test/e2e/support/platform.js';
 
 const CLAIMS = Number(process.env.BENCH_E2E_CLAIMS ?? 1000);
 const CONCURRENCY = 20;

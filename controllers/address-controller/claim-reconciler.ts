@@ -11,7 +11,6 @@ import { isConflict, isNotFound } from '../runtime/kube.js';
 import {
   boundAddresses,
   computeClaimStatus,
-
   isCandidate,
   missingFamilies,
   reclaimAction,
@@ -57,7 +56,7 @@ export class ClaimReconciler {
     const requested = requestedFamilies(claim.spec.family);
     const missing = requested ? missingFamilies(requested, bound) : [];
     let resolution: ClassResolution | undefined;
-    const match: { provisioner?: string; pinnedMissing?: string } = {};
+    const match: { -readonly [K in keyof MatchContext]: MatchContext[K] } = {};
     if (missing.length > 0) {
       resolution = resolveClass(claim, this.store.classes());
       if (resolution.ok) {
@@ -80,7 +79,7 @@ export class ClaimReconciler {
 
     const status = computeClaimStatus(
       claim,
-      { bound, requested, missing: requested ? missingFamilies(requested, bound) : [], resolution, match: match as MatchContext },
+      { bound, requested, missing: requested ? missingFamilies(requested, bound) : [], resolution, match },
       this.now(),
     );
     if (deepEqual(status, claim.status ?? {})) {
@@ -169,7 +168,7 @@ export class ClaimReconciler {
     }
     const boundBefore = previous?.conditions?.find((c) => c.type === 'Bound');
     const boundAfter = status.conditions?.find((c) => c.type === 'Bound');
-    if (boundAfter && boundAfter.reason !== boundBefore?.reason && ['InvalidFamily'].includes(boundAfter.reason)) {
+    if (boundAfter?.reason === 'InvalidFamily' && boundBefore?.reason !== 'InvalidFamily') {
       this.events.event(claim, 'Warning', boundAfter.reason, boundAfter.message);
     }
     if (boundAfter?.message.includes('spec.addressName') && boundAfter.message !== boundBefore?.message) {
