@@ -8,13 +8,10 @@ import { defineValues } from '../helm/values.js';
 import { IMAGES, imageValues } from '../images.js';
 import { INSTALL } from './sources.js';
 import { TenantAccessRoles } from './tenant-roles.js';
-import { WrapperChart } from './wrapper-chart.js';
-
-const upstreamValues = (description: string) =>
-  Type.Object({}, { additionalProperties: true, description: `${description} The vendored chart's values.schema.json applies.` });
+import { vendoredChartValues, WrapperChart } from './wrapper-chart.js';
 
 export const addressControllerPackageValuesSchema = Type.Object(
-  { [ADDRESS_CONTROLLER]: upstreamValues('Values of the upstream address-controller chart.') },
+  { [ADDRESS_CONTROLLER]: vendoredChartValues(ADDRESS_CONTROLLER) },
   { additionalProperties: false },
 );
 

@@ -8,7 +8,7 @@ import { defineValues } from '../helm/values.js';
 import { IMAGES, imageValues } from '../images.js';
 import { MetallbAddressPolicy } from './metallb-address-policy.js';
 import { INSTALL } from './sources.js';
-import { WrapperChart } from './wrapper-chart.js';
+import { vendoredChartValues, WrapperChart } from './wrapper-chart.js';
 
 /** Cozystack runs MetalLB in cozy-metallb, not upstream's metallb-system. */
 export const COZY_METALLB_NAMESPACE = 'cozy-metallb';
@@ -17,10 +17,7 @@ const NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 
 export const metallbIadPackageValuesSchema = Type.Object(
   {
-    [METALLB_IAD]: Type.Object(
-      {},
-      { additionalProperties: true, description: "Values of the upstream metallb-iad chart. Its values.schema.json applies." },
-    ),
+    [METALLB_IAD]: vendoredChartValues(METALLB_IAD),
     admissionPolicy: Type.Object(
       {
         driverServiceAccount: Type.Object(

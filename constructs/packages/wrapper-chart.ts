@@ -5,7 +5,7 @@
  * wrapper's own values.yaml and templates/. Chart.yaml carries Cozystack's
  * three fields plus `dependencies`, which helm lint needs for a vendored chart.
  */
-import type { TObject } from '@sinclair/typebox';
+import { Type, type TObject } from '@sinclair/typebox';
 import type { Construct } from 'constructs';
 import { HelmChart } from '../helm/chart-writer.js';
 import type { ValuesDefinition } from '../helm/values.js';
@@ -35,4 +35,12 @@ export class WrapperChart<S extends TObject> extends HelmChart<S> {
     this.dir = props.dir;
     this.vendor(props.upstream);
   }
+}
+
+/** The wrapper's values key for its vendored chart: open here, the vendored chart's schema applies. */
+export function vendoredChartValues(chartName: string) {
+  return Type.Object(
+    {},
+    { additionalProperties: true, description: `Values of the upstream ${chartName} chart. The vendored chart's values.schema.json applies.` },
+  );
 }
