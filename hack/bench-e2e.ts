@@ -2,9 +2,11 @@
  * `npm run bench:e2e`: 1,000 claims from creation to Bound through the core,
  * the driver and MetalLB's real controller on a loopback control plane (the
  * end-to-end harness). Reports claims per second, p50/p99 creation→Bound
- * latency and each controller's peak RSS. Needs the binaries that
- * hack/e2e/build-binaries.sh builds.
+ * latency and each controller's peak RSS. The controllers run from their
+ * esbuild bundles, as in the image (built here first). Needs the binaries
+ * that hack/e2e/build-binaries.sh builds.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import * as k8s from '@kubernetes/client-node';
@@ -23,10 +25,14 @@ function peakRssMiB(pid: number | undefined): string {
 }
 
 async function main(): Promise<void> {
+  const build = spawnSync(process.execPath, ['--import', 'tsx', 'hack/build.ts'], { stdio: 'inherit' });
+  if (build.status !== 0) {
+    throw new Error('npm run build failed');
+  }
   const platform = await startPlatform([], '10.96.0.0/16');
   try {
-    const core = await platform.startCore('address-controller');
-    const driver = await platform.startDriver('metallb-iad');
+    const core = await platform.startCore('address-controller', false, true);
+    const driver = await platform.startDriver('metallb-iad', false, true);
     await createClass(platform.admin, 'public', ['198.18.0.0/21']);
     const created = new Map<string, number>();
     const latencies: number[] = [];

@@ -44,7 +44,7 @@ describe.each(['address-controller', 'metallb-iad'])('%s chart', (name) => {
     expect(deployment.spec.replicas).toBe(1);
     expect(deployment.spec.template.spec.automountServiceAccountToken).toBe(true);
     expect(deployment.spec.template.spec.serviceAccountName).toBe(name);
-    expect(c.resources).toEqual({ requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '128Mi' } });
+    expect(c.resources).toEqual({ requests: { cpu: '10m', memory: '128Mi' }, limits: { memory: '384Mi' } });
     expect(c.securityContext).toEqual({
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,

@@ -17,6 +17,8 @@ export async function startController(
   logDir: string,
   args: string[] = [],
   instance: string = name,
+  /** Run the esbuild bundle (npm run build) instead of the TypeScript sources, as the image does. */
+  bundled = false,
 ): Promise<ControllerProcess> {
   const probePort = await freePort();
   const metricsPort = await freePort();
@@ -24,9 +26,7 @@ export async function startController(
     instance,
     process.execPath,
     [
-      '--import',
-      'tsx',
-      join(REPO_ROOT, 'controllers', name, 'main.ts'),
+      ...(bundled ? [join(REPO_ROOT, 'build', name, 'main.mjs')] : ['--import', 'tsx', join(REPO_ROOT, 'controllers', name, 'main.ts')]),
       `--kubeconfig=${kubeconfig}`,
       `--health-probe-bind-address=127.0.0.1:${probePort}`,
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,

@@ -27,8 +27,8 @@ export interface Platform {
   readonly cluster: Cluster;
   readonly admin: ReturnType<typeof apis>;
   readonly metallb: Started;
-  startCore(instance: string, leaderElect?: boolean): Promise<ControllerProcess>;
-  startDriver(instance: string, leaderElect?: boolean): Promise<ControllerProcess>;
+  startCore(instance: string, leaderElect?: boolean, bundled?: boolean): Promise<ControllerProcess>;
+  startDriver(instance: string, leaderElect?: boolean, bundled?: boolean): Promise<ControllerProcess>;
   stop(): Promise<void>;
 }
 
@@ -73,18 +73,19 @@ export async function startPlatform(extraUsers: { name: string; groups: string[]
     cluster,
     admin,
     metallb,
-    async startCore(instance, leaderElect = false) {
-      const c = await startController('address-controller', cluster.kubeconfig(CORE_SA), cluster.dir, election('cozy-address-controller', leaderElect), instance);
+    async startCore(instance, leaderElect = false, bundled = false) {
+      const c = await startController('address-controller', cluster.kubeconfig(CORE_SA), cluster.dir, election('cozy-address-controller', leaderElect), instance, bundled);
       controllers.push(c);
       return c;
     },
-    async startDriver(instance, leaderElect = false) {
+    async startDriver(instance, leaderElect = false, bundled = false) {
       const c = await startController(
         'metallb-iad',
         cluster.kubeconfig(DRIVER_SA),
         cluster.dir,
         ['--metallb-namespace=cozy-metallb', `--placeholder-namespace=${PLACEHOLDERS}`, ...election('cozy-metallb-iad', leaderElect)],
         instance,
+        bundled,
       );
       controllers.push(c);
       return c;
