@@ -119,7 +119,11 @@ async function benchDriverReservation(claims: number): Promise<string> {
       kind: 'IPAddressClaim',
       metadata: { name: `c${i}`, namespace: 'tenant-a', uid: `u${i}`, annotations: { 'local.sdn.cozystack.io/provisioner': DRIVER } },
       spec: { className: 'public' },
-      status: { phase: 'Pending', className: 'public' },
+      status: {
+        phase: 'Pending',
+        className: 'public',
+        conditions: [{ type: 'Bound', status: 'False', reason: 'WaitingForProvisioning', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+      },
     });
   }
   const started = performance.now();

@@ -47,6 +47,13 @@ export class DriverClaimReconciler {
     if (claim.metadata.annotations?.[PROVISIONER_ANNOTATION] !== DRIVER || claim.spec.addressName) {
       return; // another driver's, or pinned by name: the core matches those
     }
+    // Reserve only once the core has looked and found nothing to match: otherwise an Available
+    // address the core is about to bind and a fresh reservation would both land on the claim.
+    const boundCondition = claim.status?.conditions?.find((c) => c.type === 'Bound');
+    if (boundCondition?.reason !== 'WaitingForProvisioning') {
+      await this.cleanupOrphans(namespace, name);
+      return;
+    }
     const className = claim.status?.className || claim.spec.className;
     const ipClass = className ? this.store.ipClass(className) : undefined;
     if (!ipClass || !servedBy(ipClass)) {

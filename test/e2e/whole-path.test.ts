@@ -160,6 +160,25 @@ describe('the whole path', () => {
     recordScenario('Retain → Released → Available → re-bound');
   });
 
+  it('a claim on a class with an Available address binds that address, and nothing is reserved besides', async () => {
+    await admin.custom.createClusterCustomObject({
+      ...crd('ipaddresses'),
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddress', metadata: { name: 'ip-203-0-113-14' }, spec: { className: 'public', address: '203.0.113.14', source: { fromClass: {} } } },
+    });
+    await waitFor('static address Available', async () => (await getAddress('ip-203-0-113-14')).status?.phase === 'Available', 30_000);
+    await createClaim('recycle');
+    expect(await boundAddressOf('recycle')).toEqual({ name: 'ip-203-0-113-14', address: '203.0.113.14' });
+    await new Promise((r) => setTimeout(r, 2000));
+    const list = (await admin.custom.listClusterCustomObject(crd('ipaddresses'))) as { items: Cr[] };
+    expect(list.items.filter((a) => a.spec.claimRef?.name === 'recycle')).toHaveLength(1);
+    const allocations = (await admin.core.listNamespacedService({ namespace: PLACEHOLDERS })).items.filter(
+      (s) => s.metadata?.annotations?.['metallb.drivers.local.sdn.cozystack.io/claim-name'] === 'recycle',
+    );
+    expect(allocations).toEqual([]);
+    await deleteClaim('recycle');
+    recordScenario('Available address matched before any reservation');
+  });
+
   it('the backing reservation leaving the pool is Lost, and recovers when it returns', async () => {
     const ipClass = (await admin.custom.getClusterCustomObject({ ...crd('ipaddressclasses'), name: 'public' })) as Cr;
     const other = ipClass.spec.parameters.addresses;

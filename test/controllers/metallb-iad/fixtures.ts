@@ -24,7 +24,11 @@ export const pendingClaim = (spec: IPAddressClaim['spec'] = { className: 'public
   kind: 'IPAddressClaim',
   metadata: { name: 'web', namespace: 'tenant-a', uid: 'claim-uid-1', annotations: { 'local.sdn.cozystack.io/provisioner': provisioner } },
   spec,
-  status: { phase: 'Pending', className: 'public' },
+  status: {
+    phase: 'Pending',
+    className: 'public',
+    conditions: [{ type: 'Bound', status: 'False', reason: 'WaitingForProvisioning', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+  },
 });
 
 export const boundClaim = (): IPAddressClaim => ({

@@ -121,6 +121,14 @@ describe('claim controller (§14)', () => {
     expect(w.cluster.placeholders()).toHaveLength(1);
   });
 
+  it('waits until the core has looked for an Available address (Bound condition WaitingForProvisioning)', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim({ ...pendingClaim(), status: { phase: 'Pending', className: 'public' } });
+    await w.reconcileClaim();
+    expect(w.cluster.placeholders()).toEqual([]);
+  });
+
   it('5. ignores a claim stamped with another provisioner', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
