@@ -10,9 +10,17 @@ export interface EventRecorder {
   event(object: KubeObject, type: EventType, reason: string, message: string): void;
 }
 
-/** Writes core/v1 Events; a failed write is logged, never thrown into a reconcile. */
+/** The same event for the same object again within this window is not written again. */
+const REPEAT_WINDOW_MS = 60_000;
+
+/**
+ * Writes core/v1 Events; a failed write is logged, never thrown into a
+ * reconcile. Level-triggered reconcilers repeat themselves, so an identical
+ * event (object, reason, message) is written once per window, not per pass.
+ */
 export class ApiEventRecorder implements EventRecorder {
   private readonly api: k8s.CoreV1Api;
+  private readonly recent = new Map<string, number>();
 
   constructor(
     kc: k8s.KubeConfig,
@@ -24,9 +32,22 @@ export class ApiEventRecorder implements EventRecorder {
 
   event(object: KubeObject, type: EventType, reason: string, message: string): void {
     const meta = object.metadata;
+    const key = `${meta.uid ?? `${meta.namespace}/${meta.name}`}\u0000${reason}\u0000${message}`;
+    const now = new Date();
+    const nowMs = now.getTime();
+    if ((this.recent.get(key) ?? -Infinity) > nowMs - REPEAT_WINDOW_MS) {
+      return;
+    }
+    this.recent.set(key, nowMs);
+    if (this.recent.size > 10_000) {
+      for (const [k, at] of this.recent) {
+        if (at <= nowMs - REPEAT_WINDOW_MS) {
+          this.recent.delete(k);
+        }
+      }
+    }
     // Events of cluster-scoped objects live in `default`, as kubectl expects.
     const namespace = meta.namespace || 'default';
-    const now = new Date();
     const body: k8s.CoreV1Event = {
       metadata: { name: `${meta.name}.${now.getTime().toString(16)}${randomBytes(2).toString('hex')}`, namespace },
       involvedObject: {
