@@ -134,13 +134,7 @@ export class DriverClaimReconciler {
       );
       return true;
     }
-    const held: V1Service = placeholder;
-    if (!(held.metadata?.ownerReferences ?? []).some((o) => o.uid === address!.metadata.uid)) {
-      await this.store.updateService({
-        ...held,
-        metadata: { ...held.metadata, ownerReferences: [...(held.metadata?.ownerReferences ?? []), ownerOf(address)] },
-      });
-    }
+    await this.handOver(placeholder, address);
     return true;
   }
 
@@ -155,12 +149,19 @@ export class DriverClaimReconciler {
       const address = linked ? this.store.address(linked) : undefined;
       if (!address) {
         await this.store.deleteService(this.store.placeholderNamespace, placeholder.metadata!.name!);
-      } else if (!(placeholder.metadata?.ownerReferences ?? []).some((o) => o.uid === address.metadata.uid)) {
-        await this.store.updateService({
-          ...placeholder,
-          metadata: { ...placeholder.metadata, ownerReferences: [...(placeholder.metadata?.ownerReferences ?? []), ownerOf(address)] },
-        });
+      } else {
+        await this.handOver(placeholder, address);
       }
+    }
+  }
+
+  /** Makes the address an owner of its placeholder, so the reservation's lifecycle follows the address. */
+  private async handOver(placeholder: V1Service, address: IPAddress): Promise<void> {
+    if (!(placeholder.metadata?.ownerReferences ?? []).some((o) => o.uid === address.metadata.uid)) {
+      await this.store.updateService({
+        ...placeholder,
+        metadata: { ...placeholder.metadata, ownerReferences: [...(placeholder.metadata?.ownerReferences ?? []), ownerOf(address)] },
+      });
     }
   }
 }
