@@ -21,6 +21,7 @@ import {
 } from './decisions.js';
 import { rangeContains } from './ip.js';
 import type { DriverCluster } from './cluster.js';
+import { holderLive, releaseHolds } from './holds.js';
 
 export class DriverAddressReconciler {
   constructor(
@@ -52,8 +53,8 @@ export class DriverAddressReconciler {
     let current = address;
     const to = address.status?.associatedTo;
     if (to) {
-      if (this.holderLive(to)) {
-        await this.releaseHolds(name); // a lingering hold would fight the workload for the pin
+      if (holderLive(this.store, to)) {
+        await releaseHolds(this.store, name); // a lingering hold would fight the workload for the pin
         return;
       }
       current = await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: undefined } });
@@ -88,7 +89,7 @@ export class DriverAddressReconciler {
       return;
     }
     const name = address.metadata.name!;
-    await this.releaseHolds(name);
+    await releaseHolds(this.store, name);
     const to = address.status?.associatedTo;
     if (to?.kind === 'Service') {
       const service = this.store.service(to.namespace, to.name);
@@ -142,19 +143,6 @@ export class DriverAddressReconciler {
     return lost || phase === 'Lost';
   }
 
-  private holderLive(to: { kind: string; namespace: string; name: string }): boolean {
-    if (to.kind !== 'Service') {
-      return true;
-    }
-    const service = this.store.service(to.namespace, to.name);
-    return Boolean(service && !service.metadata?.deletionTimestamp);
-  }
-
-  private async releaseHolds(addressName: string): Promise<void> {
-    for (const placeholder of this.store.placeholdersOf(addressName)) {
-      await this.store.deleteService(this.store.placeholderNamespace, placeholder.metadata!.name!);
-    }
-  }
 }
 
 export function withoutPin(service: V1Service): V1Service {

@@ -12,6 +12,7 @@ import { withoutPin } from './address-reconciler.js';
 import { DRIVER, PINNED_ANNOTATION, PIN_ANNOTATION, authorizes, ingressIps, isPlaceholder } from './decisions.js';
 import { compareIps } from './ip.js';
 import type { DriverCluster } from './cluster.js';
+import { holderLive, releaseHolds } from './holds.js';
 
 export class ServiceReconciler {
   constructor(
@@ -62,7 +63,7 @@ export class ServiceReconciler {
         return;
       }
       const to = address.status?.associatedTo;
-      if (to && !authorizes(address, service) && this.holderLive(to)) {
+      if (to && !authorizes(address, service) && holderLive(this.store, to)) {
         this.events.event(
           asObject(service),
           'Warning',
@@ -78,9 +79,7 @@ export class ServiceReconciler {
       if (!authorizes(address, service)) {
         await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: { kind: 'Service', namespace, name } } });
       }
-      for (const placeholder of this.store.placeholdersOf(address.metadata.name!)) {
-        await this.store.deleteService(this.store.placeholderNamespace, placeholder.metadata!.name!);
-      }
+      await releaseHolds(this.store, address.metadata.name!);
     }
     const pin = addresses.map((a) => a.spec.address).sort(compareIps).join(',');
     const annotations = service.metadata?.annotations ?? {};
@@ -112,14 +111,6 @@ export class ServiceReconciler {
     for (const address of this.store.addressesHeldBy(namespace, name)) {
       await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: undefined } });
     }
-  }
-
-  private holderLive(to: { kind: string; namespace: string; name: string }): boolean {
-    if (to.kind !== 'Service') {
-      return true;
-    }
-    const service = this.store.service(to.namespace, to.name);
-    return Boolean(service && !service.metadata?.deletionTimestamp);
   }
 }
 
