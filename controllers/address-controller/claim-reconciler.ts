@@ -87,7 +87,7 @@ export class ClaimReconciler {
     }
     const previous = claim.status;
     await this.store.updateClaimStatus({ ...claim, status });
-    this.announce(claim, previous, status);
+    this.announce(claim, previous, status, match);
   }
 
   /** Binds one Available candidate of the family by writing its claimRef; a 409 means another claim won. */
@@ -160,7 +160,12 @@ export class ClaimReconciler {
     );
   }
 
-  private announce(claim: IPAddressClaim, previous: IPAddressClaim['status'], status: NonNullable<IPAddressClaim['status']>): void {
+  private announce(
+    claim: IPAddressClaim,
+    previous: IPAddressClaim['status'],
+    status: NonNullable<IPAddressClaim['status']>,
+    match: MatchContext,
+  ): void {
     const before = previous?.conditions?.find((c) => c.type === 'ClassResolved');
     const after = status.conditions?.find((c) => c.type === 'ClassResolved');
     if (after?.status === 'False' && (before?.reason !== after.reason || before.message !== after.message)) {
@@ -171,7 +176,7 @@ export class ClaimReconciler {
     if (boundAfter?.reason === 'InvalidFamily' && boundBefore?.reason !== 'InvalidFamily') {
       this.events.event(claim, 'Warning', boundAfter.reason, boundAfter.message);
     }
-    if (boundAfter?.message.includes('spec.addressName') && boundAfter.message !== boundBefore?.message) {
+    if (match.pinnedMissing && boundAfter && boundAfter.message !== boundBefore?.message) {
       this.events.event(claim, 'Warning', 'AddressNotFound', boundAfter.message);
     }
     if (previous?.phase !== status.phase) {

@@ -11,6 +11,7 @@ import { isAlreadyExists } from '../runtime/kube.js';
 import {
   PINNED_ANNOTATION,
   PIN_ANNOTATION,
+  asObject,
   authorizes,
   holdPlaceholderName,
   isPlaceholder,
@@ -95,7 +96,7 @@ export class DriverAddressReconciler {
       const service = this.store.service(to.namespace, to.name);
       if (service?.metadata?.annotations?.[PINNED_ANNOTATION] === 'true') {
         await this.store.updateService(withoutPin(service));
-        this.events.event(service as never, 'Normal', 'Disassociated', `IPAddress ${name} is being deleted; pin removed`);
+        this.events.event(asObject(service), 'Normal', 'Disassociated', `IPAddress ${name} is being deleted; pin removed`);
       }
     }
     await this.store.updateAddress({

@@ -10,7 +10,7 @@
  */
 import type { V1Service } from '@kubernetes/client-node';
 import { PROVISIONER_ANNOTATION, type IPAddress, type IPAddressClaim } from '../../constructs/api/v1alpha1/index.js';
-import { Controller } from '../runtime/controller.js';
+import { Controller, type Reconcile } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { keyOf, splitKey } from '../runtime/kube.js';
 import type { Logger } from '../runtime/log.js';
@@ -34,8 +34,7 @@ export function driverControllers(store: DriverStore, events: DriverRecorders, l
   const claimReconciler = new DriverClaimReconciler(store, events.claims);
   const addressReconciler = new DriverAddressReconciler(store, events.addresses);
   const serviceReconciler = new ServiceReconciler(store, events.services);
-  const make = (name: string, fn: (key: string) => Promise<unknown>) =>
-    new Controller(name, async (key) => (await fn(key)) as never, log.with({ controller: name }), metrics);
+  const make = (name: string, reconcile: Reconcile) => new Controller(name, reconcile, log.with({ controller: name }), metrics);
   const classes = make('iad-class', (key) => classReconciler.reconcile(key));
   const claims = make('iad-claim', (key) => {
     const { namespace, name } = splitKey(key);

@@ -6,6 +6,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import type { IPAddress, IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
 import { METALLB_PROVISIONER } from '../../constructs/api/v1alpha1/index.js';
+import type { KubeObject } from '../runtime/kube.js';
 import { parseRange, rangeContains, type IpRange } from './ip.js';
 
 export const DRIVER = METALLB_PROVISIONER;
@@ -122,6 +123,14 @@ export function placeholderService(options: {
 
 export function ownerOf(address: IPAddress) {
   return { apiVersion: address.apiVersion, kind: 'IPAddress', name: address.metadata.name!, uid: address.metadata.uid! };
+}
+
+/**
+ * A Service as an Event's involved object: informer list items carry no kind
+ * or apiVersion, and an Event without them points at nothing in `kubectl describe`.
+ */
+export function asObject(service: V1Service): KubeObject {
+  return { apiVersion: 'v1', kind: 'Service', metadata: service.metadata ?? {} };
 }
 
 export function isPlaceholder(service: V1Service, placeholderNamespace: string): boolean {

@@ -7,9 +7,8 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, type IPAddress } from '../../constructs/api/v1alpha1/index.js';
 import type { EventRecorder } from '../runtime/events.js';
-import type { KubeObject } from '../runtime/kube.js';
 import { withoutPin } from './address-reconciler.js';
-import { DRIVER, PINNED_ANNOTATION, PIN_ANNOTATION, authorizes, ingressIps, isPlaceholder } from './decisions.js';
+import { DRIVER, PINNED_ANNOTATION, PIN_ANNOTATION, asObject, authorizes, ingressIps, isPlaceholder } from './decisions.js';
 import { compareIps } from './ip.js';
 import type { DriverCluster } from './cluster.js';
 import { holderLive, releaseHolds } from './holds.js';
@@ -112,8 +111,4 @@ export class ServiceReconciler {
       await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: undefined } });
     }
   }
-}
-
-function asObject(service: V1Service): KubeObject {
-  return { apiVersion: 'v1', kind: 'Service', metadata: service.metadata ?? {} };
 }

@@ -229,7 +229,9 @@ describe('IPAddress controller (§14)', () => {
   it('5. teardown: holds deleted, pin removed from the holder, finalizer released', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
-    w.cluster.putService(tenantService('web-lb', { [PIN]: '203.0.113.1', [MARKER]: 'true', [CLAIM]: 'web' }));
+    // As an informer lists it: items of a list carry no kind or apiVersion.
+    const { kind: _kind, apiVersion: _apiVersion, ...listed } = tenantService('web-lb', { [PIN]: '203.0.113.1', [MARKER]: 'true', [CLAIM]: 'web' });
+    w.cluster.putService(listed);
     w.cluster.putAddress(boundAddress());
     await w.reconcileAddress(); // a hold exists
     w.cluster.putAddress(boundAddress({ phase: 'Bound', associatedTo: { kind: 'Service', namespace: 'tenant-a', name: 'web-lb' } }));
@@ -238,6 +240,7 @@ describe('IPAddress controller (§14)', () => {
     expect(w.cluster.address('ip-203-0-113-1')).toBeUndefined();
     expect(w.cluster.placeholders()).toEqual([]);
     expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations).toEqual({ [CLAIM]: 'web' });
+    expect(w.events.events).toContainEqual(expect.objectContaining({ object: 'Service/web-lb', reason: 'Disassociated' }));
   });
 
   it('6. Conflict clears when only the driver’s own hold carries the IP (no class needed)', async () => {
