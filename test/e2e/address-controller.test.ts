@@ -5,15 +5,15 @@
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scenarioTest } from './support/summary.js';
-
-const scenario = scenarioTest(it);
 import { helm } from '../support/helm.js';
 import { synthesizedArtifact } from '../support/synth.js';
 import { ADMIN, startCluster, type Cluster } from './support/cluster.js';
 import { startController, type ControllerProcess } from './support/controller-process.js';
 import { apis, GROUP, VERSION } from './support/kube.js';
 import { waitFor } from './support/ports.js';
+import { scenarioTest } from './support/summary.js';
+
+const scenario = scenarioTest(it);
 
 const NAMESPACE = 'cozy-address-controller';
 const SA = `system:serviceaccount:${NAMESPACE}:address-controller`;

@@ -6,18 +6,21 @@
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scenarioTest } from './support/summary.js';
-
-const scenario = scenarioTest(it);
 import { helm, renderChart } from '../support/helm.js';
 import { synthesizedArtifact } from '../support/synth.js';
 import { ADMIN, startCluster, type Cluster } from './support/cluster.js';
 import { apis, dryRunApply, expectRejected, GROUP, VERSION } from './support/kube.js';
 import { waitFor } from './support/ports.js';
+import { scenarioTest } from './support/summary.js';
+
+const scenario = scenarioTest(it);
 
 const ALICE = 'alice'; // admin of tenant-a
 const VICTOR = 'victor'; // viewer of tenant-a
 const DRIVER = 'system:serviceaccount:cozy-metallb-iad:metallb-iad';
+// Service accounts that are not the driver's, both allowed by RBAC to write tenant-a's Services.
+const NEIGHBOUR_SA = 'system:serviceaccount:cozy-metallb-iad:other';
+const TENANT_SA = 'system:serviceaccount:tenant-a:tenant-a';
 const VAP_API = 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
 
 /** Cozystack's cozy:tenant* roles (cozystack-packaging.md §6.1): rules come only by aggregation. */
@@ -65,6 +68,8 @@ beforeAll(async () => {
       { name: ALICE, groups: ['tenant-a-admin'] },
       { name: VICTOR, groups: ['tenant-a-view'] },
       { name: DRIVER, groups: ['system:serviceaccounts', 'system:serviceaccounts:cozy-metallb-iad'] },
+      { name: NEIGHBOUR_SA, groups: ['system:serviceaccounts', 'system:serviceaccounts:cozy-metallb-iad', 'tenant-a-admin'] },
+      { name: TENANT_SA, groups: ['system:serviceaccounts', 'system:serviceaccounts:tenant-a', 'tenant-a-admin'] },
     ],
   });
   admin = apis(cluster.client(ADMIN));
@@ -250,6 +255,16 @@ describe('the MetalLB annotation fence', () => {
 
     relabelled.metadata!.annotations = { ...relabelled.metadata!.annotations, 'metallb.io/loadBalancerIPs': '203.0.113.8' };
     await expectRejected(alice.core.replaceNamespacedService({ name: 'web', namespace: 'tenant-a', body: relabelled }), 403, 'metallb.io/loadBalancerIPs');
+  });
+
+  scenario('exempts the driver alone: another service account of its namespace, or a tenant one, is refused', async () => {
+    for (const [user, name] of [[NEIGHBOUR_SA, 'by-neighbour'], [TENANT_SA, 'by-tenant-sa']] as const) {
+      await expectRejected(
+        apis(cluster.client(user)).core.createNamespacedService({ namespace: 'tenant-a', body: service('tenant-a', name, PIN) }),
+        403,
+        'only the metallb-iad driver may set or change the annotation metallb.io/loadBalancerIPs',
+      );
+    }
   });
 
   scenario('leaves namespaces outside tenant-* alone', async () => {

@@ -2,14 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scenarioTest } from './support/summary.js';
-
-const scenario = scenarioTest(it);
 import { artifactDigest, synthesize } from '../../synth/artifact.js';
 import { OCI_MANIFEST_MEDIA_TYPE } from '../../synth/oci.js';
 import { REPO_ROOT, synthesizedArtifact } from '../support/synth.js';
 import { freePort } from './support/ports.js';
 import { startRegistry, type Registry } from './support/registry.js';
+import { scenarioTest } from './support/summary.js';
+
+const scenario = scenarioTest(it);
 
 const sha = (bytes: ArrayBuffer) => `sha256:${createHash('sha256').update(Buffer.from(bytes)).digest('hex')}`;
 
