@@ -24,7 +24,7 @@ fi
 mkdir -p "$bin"
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 
-log() { echo "e2e binaries: $*" >&2; }
+log() { echo "e2e binaries: [${SECONDS}s] $*" >&2; }
 
 build_kube() {
   local src="$root/.cache/e2e/src-kube-$KUBE_VERSION" minor="${KUBE_VERSION#v1.}"
@@ -90,4 +90,5 @@ copy_metallb_crds() {
 [[ -x "$bin/etcd" ]] || build_etcd
 [[ -x "$bin/metallb-controller" ]] || build_metallb
 [[ -d "$bin/metallb-crds" ]] || copy_metallb_crds
+log "done in ${SECONDS}s: $bin"
 echo "$bin"
