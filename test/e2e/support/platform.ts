@@ -144,6 +144,17 @@ export async function auditLedger(admin: Platform['admin']): Promise<{ problems:
       problems.push(`${a.metadata.name} (${a.spec.address}) is reserved in MetalLB by nothing`);
     }
   }
+  // A placeholder MetalLB gave an IP to must back an IPAddress of that IP: anything else is an
+  // allocation made twice, or one left behind.
+  const byName = new Map(addresses.map((a) => [a.metadata.name!, a]));
+  for (const s of services.filter((s) => s.metadata?.namespace === PLACEHOLDERS)) {
+    for (const ip of (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter(Boolean)) {
+      const linked = byName.get(s.metadata!.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address'] ?? '');
+      if (linked?.spec.address !== ip) {
+        problems.push(`placeholder ${s.metadata!.name} holds ${ip} for no IPAddress of that IP`);
+      }
+    }
+  }
   for (const c of claims) {
     const key = `${c.metadata.namespace}/${c.metadata.name}`;
     const n = perClaim.get(key) ?? 0;
