@@ -1,7 +1,9 @@
 import { defineConfig } from 'vitest/config';
+import { ClosingLineReporter } from './test/support/closing-line-reporter.js';
 
 export default defineConfig({
   test: {
+    reporters: ['default', new ClosingLineReporter('unit')],
     include: ['test/**/*.test.ts'],
     exclude: ['test/e2e/**', 'node_modules/**'],
     // helm subprocesses and the first helm extraction take a few seconds on 2 cores.
