@@ -8,7 +8,7 @@ import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControllerProcess } from './support/controller-process.js';
 import { waitFor } from './support/ports.js';
-import { auditLedger, createClaim, createClass, crd, type Cr, type Platform, startPlatform } from './support/platform.js';
+import { createClaim, createClass, crd, expectAccounted, type Cr, type Platform, startPlatform } from './support/platform.js';
 import { recordFault, recordScenario } from './support/summary.js';
 
 let platform: Platform;
@@ -42,15 +42,6 @@ async function killLeader(kind: 'core' | 'driver'): Promise<void> {
 async function addReplica(kind: 'core' | 'driver'): Promise<void> {
   const name = `${kind === 'core' ? 'address-controller' : 'metallb-iad'}-${++generation}`;
   replicas[kind].push(await (kind === 'core' ? platform.startCore(name, true) : platform.startDriver(name, true)));
-}
-
-async function expectAccounted(): Promise<void> {
-  let audit = await auditLedger(platform.admin);
-  await waitFor(`ledger settles (${audit.problems.join('; ')})`, async () => {
-    audit = await auditLedger(platform.admin);
-    return audit.problems.length === 0;
-  }, 60_000);
-  expect(audit.problems).toEqual([]);
 }
 
 beforeAll(async () => {
@@ -87,7 +78,7 @@ describe('faults', () => {
     expect(Date.now() - killedAt).toBeLessThan(30_000);
     await addReplica('driver');
     await waitFor('all Bound', () => allBound(names), 90_000);
-    await expectAccounted();
+    await expectAccounted(platform.admin);
   });
 
   it('kill -9 of the core leader mid-binding, then a restart', async () => {
@@ -98,7 +89,7 @@ describe('faults', () => {
     recordFault('kill -9 core leader mid-binding');
     await addReplica('core');
     await waitFor('all Bound', () => allBound(names), 90_000);
-    await expectAccounted();
+    await expectAccounted(platform.admin);
   });
 
   it('kill -9 of the driver leader mid-handoff: every Service ends with its claim’s IP', async () => {
@@ -121,7 +112,7 @@ describe('faults', () => {
         return Boolean(ip) && (svc.status?.loadBalancer?.ingress ?? []).some((i) => i.ip === ip);
       }, 90_000);
     }
-    await expectAccounted();
+    await expectAccounted(platform.admin);
     recordScenario('handoff completes after a crash');
   });
 
@@ -131,7 +122,7 @@ describe('faults', () => {
     await platform.cluster.restartApiserver();
     recordFault('kube-apiserver restart');
     await waitFor('all Bound after the restart', () => allBound(names), 120_000);
-    await expectAccounted();
+    await expectAccounted(platform.admin);
   });
 
   it('watches resumed after etcd compaction get 410 Gone and relist', async () => {
@@ -158,7 +149,7 @@ describe('faults', () => {
       }
     }
     await waitFor('all Bound after 410', () => allBound(names), 120_000);
-    await expectAccounted();
+    await expectAccounted(platform.admin);
     const logs = [...replicas.core, ...replicas.driver].map((r) => r.process.tail(400)).join('\n');
     expect(logs).toMatch(/410 Gone\); relisting/);
   });

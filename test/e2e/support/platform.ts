@@ -13,7 +13,7 @@ import { binaries } from './binaries.js';
 import { ADMIN, startCluster, type Cluster } from './cluster.js';
 import { startController, type ControllerProcess } from './controller-process.js';
 import { apis, GROUP, VERSION } from './kube.js';
-import { freePort } from './ports.js';
+import { freePort, waitFor } from './ports.js';
 import { start, type Started } from './processes.js';
 
 export const CORE_SA = 'system:serviceaccount:cozy-address-controller:address-controller';
@@ -109,6 +109,19 @@ export async function createClass(admin: Platform['admin'], name: string, addres
 
 export function createClaim(admin: Platform['admin'], name: string, spec: Record<string, unknown> = { className: 'public' }, namespace = 'tenant-a') {
   return admin.custom.createNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace, body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClaim', metadata: { name, namespace }, spec } });
+}
+
+/** Waits for the ledger to settle with nothing lost or double-booked; throws naming what does not add up. */
+export async function expectAccounted(admin: Platform['admin']): Promise<void> {
+  let problems: string[] = [];
+  try {
+    await waitFor('the ledger to settle', async () => {
+      problems = (await auditLedger(admin)).problems;
+      return problems.length === 0;
+    }, 60_000);
+  } catch (error) {
+    throw new Error(`the ledger does not add up: ${problems.join('; ') || (error as Error).message}`);
+  }
 }
 
 /** Everything the ledger says, and what does not add up: each item is an address lost or double-booked. */
