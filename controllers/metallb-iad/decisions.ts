@@ -7,7 +7,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import type { IPAddress, IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
 import { METALLB_PROVISIONER } from '../../constructs/api/v1alpha1/index.js';
 import type { KubeObject } from '../runtime/kube.js';
-import { parseRange, rangeContains, type IpRange } from './ip.js';
+import { canonicalIp, parseRange, rangeContains, type IpRange } from './ip.js';
 
 export const DRIVER = METALLB_PROVISIONER;
 export const PLACEHOLDER_LABEL = `${DRIVER}/placeholder`;
@@ -48,7 +48,15 @@ export function parseClassParameters(ipClass: IPAddressClass): ClassParameters {
 }
 
 export const poolName = (className: string) => `iad-${className}`;
-export const ipObjectName = (ip: string) => `ip-${ip.replace(/[.:]/g, '-')}`;
+/**
+ * `ip-` and the canonical IP with `.` and `:` as `-` (ip-203-0-113-7, ip-2001-db8--7): one object
+ * per IP, so the name is the lock. An IPv6 address ending in `::` would end the name in `-`, which
+ * Kubernetes refuses, so it is spelled with its last zero group (`2001:db8::` is ip-2001-db8--0).
+ */
+export function ipObjectName(ip: string): string {
+  const name = `ip-${(canonicalIp(ip) ?? ip).replace(/[.:]/g, '-')}`;
+  return name.endsWith('-') ? `${name}0` : name;
+}
 export const allocationPlaceholderName = (claimUid: string, family: 'IPv4' | 'IPv6') => `iad-${claimUid}-${family === 'IPv4' ? 'v4' : 'v6'}`;
 export const holdPlaceholderName = (addressName: string) => `iad-${addressName}`;
 

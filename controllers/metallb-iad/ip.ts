@@ -28,6 +28,41 @@ export function ipToBigInt(ip: string): { family: 4 | 6; value: bigint } | undef
   return undefined;
 }
 
+/**
+ * The canonical text of an IP (RFC 5952 for IPv6: lowercase, no leading zeros,
+ * the longest run of two or more zero groups compressed, the first on a tie;
+ * IPv4-mapped addresses in dotted form), so one address always has one spelling.
+ */
+export function canonicalIp(ip: string): string | undefined {
+  const parsed = ipToBigInt(ip);
+  if (!parsed) {
+    return undefined;
+  }
+  if (parsed.family === 4) {
+    return [24n, 16n, 8n, 0n].map((shift) => String((parsed.value >> shift) & 0xffn)).join('.');
+  }
+  if (parsed.value >> 32n === 0xffffn) {
+    return `::ffff:${canonicalIp(`${(parsed.value >> 24n) & 0xffn}.${(parsed.value >> 16n) & 0xffn}.${(parsed.value >> 8n) & 0xffn}.${parsed.value & 0xffn}`)}`;
+  }
+  const groups = Array.from({ length: 8 }, (_, i) => (parsed.value >> BigInt(16 * (7 - i))) & 0xffffn);
+  let best = { start: -1, length: 0 };
+  for (let i = 0; i < 8; ) {
+    let j = i;
+    while (j < 8 && groups[j] === 0n) {
+      j++;
+    }
+    if (j - i > best.length) {
+      best = { start: i, length: j - i };
+    }
+    i = j === i ? i + 1 : j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (best.length < 2) {
+    return hex.join(':');
+  }
+  return `${hex.slice(0, best.start).join(':')}::${hex.slice(best.start + best.length).join(':')}`;
+}
+
 /** A CIDR (`203.0.113.0/24`) or a MetalLB range (`203.0.113.10-203.0.113.20`); a message when invalid. */
 export function parseRange(text: string): IpRange | string {
   const trimmed = text.trim();

@@ -39,6 +39,24 @@ describe('names and shapes (§14 driver_test 2-5)', () => {
     expect(ipObjectName('2001:db8::7')).toBe('ip-2001-db8--7');
   });
 
+  it('names an IPv6 address ending in :: validly, and every spelling of one address alike', () => {
+    const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+    for (const [ip, name] of [
+      ['2001:db8::', 'ip-2001-db8--0'],
+      ['::', 'ip---0'],
+      ['::1', 'ip---1'],
+      ['2001:DB8:0:0:0:0:0:7', 'ip-2001-db8--7'],
+      ['2001:db8:0:0:1:0:0:0', 'ip-2001-db8-0-0-1--0'],
+      ['2001:db8:0:1:0:0:0:1', 'ip-2001-db8-0-1--1'],
+      ['2001:db8:1:2:3:4:5:0', 'ip-2001-db8-1-2-3-4-5-0'],
+      ['fe80:0:0:1::', 'ip-fe80-0-0-1--0'],
+      ['::ffff:203.0.113.7', 'ip---ffff-203-0-113-7'],
+    ] as const) {
+      expect(ipObjectName(ip), ip).toBe(name);
+      expect(name, ip).toMatch(dnsSubdomain);
+    }
+  });
+
   it('shapes an allocation placeholder: pool, no pin, no selector, no node ports, single stack', () => {
     const s = placeholderService({ name: 'x', namespace: 'ns', className: 'public', family: 'IPv4', claim: { namespace: 'tenant-a', name: 'web' } });
     expect(s.metadata?.annotations).toEqual({

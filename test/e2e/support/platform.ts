@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { familyOf, requestedFamilies } from '../../../controllers/address-controller/decisions.js';
 import { helm } from '../../support/helm.js';
 import { synthesizedArtifact } from '../../support/synth.js';
 import { binaries } from './binaries.js';
@@ -145,7 +146,8 @@ export async function auditLedger(admin: Platform['admin']): Promise<{ problems:
   for (const a of addresses) {
     const ref = a.spec.claimRef;
     if (ref) {
-      const key = `${ref.namespace}/${ref.name}`;
+      // One address per family per claim: a Dual claim holds two, one of each.
+      const key = `${ref.namespace}/${ref.name} (${familyOf(a.spec.address) ?? 'no family'})`;
       perClaim.set(key, (perClaim.get(key) ?? 0) + 1);
     }
     const held = services.some((s) => s.metadata?.namespace === PLACEHOLDERS && s.metadata.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address'] === a.metadata.name);
@@ -170,14 +172,16 @@ export async function auditLedger(admin: Platform['admin']): Promise<{ problems:
   }
   for (const c of claims) {
     const key = `${c.metadata.namespace}/${c.metadata.name}`;
-    const n = perClaim.get(key) ?? 0;
-    if (c.status?.phase === 'Bound' && n !== 1) {
-      problems.push(`claim ${key} is Bound with ${n} addresses`);
+    for (const family of requestedFamilies(c.spec.family) ?? []) {
+      const n = perClaim.get(`${key} (${family})`) ?? 0;
+      if (c.status?.phase === 'Bound' && n !== 1) {
+        problems.push(`claim ${key} is Bound with ${n} ${family} addresses`);
+      }
     }
   }
   for (const [key, n] of perClaim) {
     if (n > 1) {
-      problems.push(`claim ${key} holds ${n} addresses`);
+      problems.push(`claim ${key} holds ${n} addresses of that family`);
     }
   }
   return { problems, bound: claims.filter((c) => c.status?.phase === 'Bound').length };
