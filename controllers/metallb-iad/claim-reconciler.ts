@@ -15,7 +15,7 @@ import {
 import { boundAddresses, familyOf, requestedFamilies, type Family } from '../address-controller/decisions.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { isAlreadyExists } from '../runtime/kube.js';
+import { apiMessage, isAlreadyExists } from '../runtime/kube.js';
 import {
   DRIVER,
   IP_ADDRESS_LABEL,
@@ -119,6 +119,8 @@ export class DriverClaimReconciler {
         this.events.event(claim, 'Normal', 'Provisioned', `MetalLB assigned ${ip}; created IPAddress ${addressName}`);
       } catch (error) {
         if (!isAlreadyExists(error)) {
+          // Retried with backoff; said on the claim, since the reservation waits on it.
+          this.events.event(claim, 'Warning', 'RecordFailed', `MetalLB assigned ${ip}, but IPAddress ${addressName} could not be created: ${apiMessage(error)}`);
           throw error;
         }
         address = await this.store.getAddress(addressName);

@@ -23,6 +23,23 @@ export function isGone(error: unknown): boolean {
   return error instanceof k8s.ApiException && error.code === 410;
 }
 
+/** What the apiserver said: the `message` of its Status body, else the error's own text. */
+export function apiMessage(error: unknown): string {
+  if (error instanceof k8s.ApiException) {
+    try {
+      const body: unknown = typeof error.body === 'string' ? JSON.parse(error.body) : error.body;
+      const message = (body as { message?: unknown } | undefined)?.message;
+      if (typeof message === 'string') {
+        return message;
+      }
+    } catch {
+      // not JSON: fall through to the code
+    }
+    return `HTTP ${error.code}`;
+  }
+  return String((error as Error)?.message ?? error);
+}
+
 /** `namespace/name`, or `name` for cluster-scoped objects: the work-queue key. */
 export function keyOf(object: { metadata?: k8s.V1ObjectMeta }): string {
   const meta = object.metadata ?? {};

@@ -197,6 +197,10 @@ export class InMemoryDriverCluster implements DriverCluster {
     this.services.delete(`${namespace}/${name}`);
   }
   async createAddress(address: IPAddress) {
+    // The apiserver's name rule for cluster-scoped custom resources (a DNS subdomain).
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(address.metadata.name ?? '')) {
+      throw error(422, 'Invalid', `IPAddress.local.sdn.cozystack.io "${address.metadata.name}" is invalid: metadata.name: Invalid value`);
+    }
     if (this.addresses.has(address.metadata.name!)) {
       throw error(409, 'AlreadyExists', `ipaddresses "${address.metadata.name}" already exists`);
     }

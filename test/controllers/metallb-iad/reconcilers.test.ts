@@ -1,3 +1,4 @@
+import * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { boundAddress, boundClaim, pendingClaim, PH, publicClass, tenantService, world } from './fixtures.js';
 
@@ -107,6 +108,33 @@ describe('claim controller (§14)', () => {
     w.cluster.assign(PH, 'iad-claim-uid-1-v6', '2001:db8::1');
     await w.reconcileClaim();
     expect([...w.cluster.addresses.keys()].sort()).toEqual(['ip-2001-db8--1', 'ip-203-0-113-1']);
+  });
+
+  it('records the first address of an IPv6 range (2001:db8::) under a name the apiserver accepts', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim({ className: 'public', family: 'IPv6' }));
+    await w.reconcileClaim();
+    w.cluster.assign(PH, 'iad-claim-uid-1-v6', '2001:db8::');
+    await w.reconcileClaim();
+    expect(w.cluster.address('ip-2001-db8--0')!.spec.address).toBe('2001:db8::');
+  });
+
+  it('an IPAddress the apiserver refuses: a Warning on the claim, the error retried, the reservation kept', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim());
+    await w.reconcileClaim();
+    w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
+    w.cluster.createAddress = async () => {
+      throw new k8s.ApiException(403, 'Forbidden', JSON.stringify({ reason: 'Forbidden', message: 'ipaddresses is forbidden' }), {});
+    };
+    await expect(w.reconcileClaim()).rejects.toThrow();
+    expect(w.events.events).toContainEqual(
+      expect.objectContaining({ type: 'Warning', reason: 'RecordFailed', message: expect.stringContaining('203.0.113.1') }),
+    );
+    expect(w.events.events.at(-1)!.message).toContain('ipaddresses is forbidden');
+    expect(w.cluster.placeholders().map((p) => p.metadata?.annotations?.[PIN])).toEqual(['203.0.113.1']);
   });
 
   it('4. no double provisioning: two passes give one IPAddress, the placeholder stays as the hold', async () => {
