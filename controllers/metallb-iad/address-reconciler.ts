@@ -7,7 +7,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { METALLB_TEARDOWN_FINALIZER, type IPAddress } from '../../constructs/api/v1alpha1/index.js';
 import { familyOf } from '../address-controller/decisions.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { isAlreadyExists } from '../runtime/kube.js';
+import { apiMessage, isAlreadyExists } from '../runtime/kube.js';
 import {
   PINNED_ANNOTATION,
   PIN_ANNOTATION,
@@ -67,7 +67,7 @@ export class DriverAddressReconciler {
     try {
       await this.store.createService(
         placeholderService({
-          name: holdPlaceholderName(name),
+          name: holdPlaceholderName(current),
           namespace: this.store.placeholderNamespace,
           className: current.spec.className,
           family,
@@ -76,9 +76,11 @@ export class DriverAddressReconciler {
           owner: current,
         }),
       );
-      this.events.event(current, 'Normal', 'Held', `holding ${current.spec.address} with placeholder ${holdPlaceholderName(name)}`);
+      this.events.event(current, 'Normal', 'Held', `holding ${current.spec.address} with placeholder ${holdPlaceholderName(current)}`);
     } catch (error) {
       if (!isAlreadyExists(error)) {
+        // Retried with backoff; until then MetalLB could give the IP away, so say so on the address.
+        this.events.event(current, 'Warning', 'HoldFailed', `could not create placeholder ${holdPlaceholderName(current)} to hold ${current.spec.address}: ${apiMessage(error)}`);
         throw error;
       }
     }

@@ -58,7 +58,14 @@ export function ipObjectName(ip: string): string {
   return name.endsWith('-') ? `${name}0` : name;
 }
 export const allocationPlaceholderName = (claimUid: string, family: 'IPv4' | 'IPv6') => `iad-${claimUid}-${family === 'IPv4' ? 'v4' : 'v6'}`;
-export const holdPlaceholderName = (addressName: string) => `iad-${addressName}`;
+/**
+ * `iad-<IPAddress name>`; where that is no valid Service name (an admin named the address with
+ * dots, or at length), `iad-` and the name the IP would get, which is always one.
+ */
+export function holdPlaceholderName(address: IPAddress): string {
+  const name = `iad-${address.metadata.name}`;
+  return /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name) ? name : `iad-${ipObjectName(address.spec.address)}`;
+}
 
 export function servedBy(ipClass: IPAddressClass | undefined): boolean {
   return ipClass?.spec.provisioner === DRIVER;

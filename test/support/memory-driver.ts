@@ -175,6 +175,15 @@ export class InMemoryDriverCluster implements DriverCluster {
   }
   async createService(service: V1Service) {
     const key = `${service.metadata!.namespace}/${service.metadata!.name}`;
+    // The apiserver's name rule for Services (a DNS-1035 label).
+    if (!/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(service.metadata!.name ?? '')) {
+      throw error(422, 'Invalid', `Service "${service.metadata!.name}" is invalid: metadata.name: Invalid value`);
+    }
+    for (const [key, value] of Object.entries(service.metadata?.labels ?? {})) {
+      if (!/^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/.test(value)) {
+        throw error(422, 'Invalid', `Service "${service.metadata!.name}" is invalid: metadata.labels: Invalid value: "${value}" (${key})`);
+      }
+    }
     if (this.services.has(key)) {
       throw error(409, 'AlreadyExists', `services "${service.metadata!.name}" already exists`);
     }

@@ -7,7 +7,7 @@ import {
   placeholderService,
 } from '../../../controllers/metallb-iad/decisions.js';
 import { compareIps, parseRange, rangeContains } from '../../../controllers/metallb-iad/ip.js';
-import { publicClass } from './fixtures.js';
+import { boundAddress, publicClass } from './fixtures.js';
 
 const withParameters = (parameters: unknown) => ({ ...publicClass(), spec: { ...publicClass().spec, parameters: parameters as Record<string, unknown> } });
 
@@ -79,7 +79,11 @@ describe('names and shapes (§14 driver_test 2-5)', () => {
 
   it('gives placeholders deterministic names', () => {
     expect(allocationPlaceholderName('u', 'IPv4')).not.toBe(allocationPlaceholderName('u', 'IPv6'));
-    expect(holdPlaceholderName('ip-203-0-113-7')).toBe('iad-ip-203-0-113-7');
+    const address = (name: string, ip = '203.0.113.7') => ({ ...boundAddress(), metadata: { name }, spec: { ...boundAddress().spec, address: ip } });
+    expect(holdPlaceholderName(address('ip-203-0-113-7'))).toBe('iad-ip-203-0-113-7');
+    // An admin's name that makes no Service name: the hold is named after the IP instead.
+    expect(holdPlaceholderName(address('public.203.0.113.7'))).toBe('iad-ip-203-0-113-7');
+    expect(holdPlaceholderName(address(`edge-${'x'.repeat(60)}`, '2001:db8::'))).toBe('iad-ip-2001-db8--0');
   });
 });
 

@@ -226,6 +226,27 @@ describe('IPAddress controller (§14)', () => {
     expect(w.events.reasons()).toEqual(['Held']);
   });
 
+  it('an admin-named address of a served class is held too, by a placeholder named after its IP', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putAddress({ ...boundAddress(), metadata: { ...boundAddress().metadata, name: 'public.203.0.113.1' } });
+    await w.reconcileAddress('public.203.0.113.1');
+    const [hold] = w.cluster.placeholders();
+    expect(hold?.metadata?.name).toBe('iad-ip-203-0-113-1');
+    expect(hold?.metadata?.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address']).toBe('public.203.0.113.1');
+  });
+
+  it('a hold the apiserver refuses (a name too long for a label): a Warning on the address, retried', async () => {
+    const w = world();
+    const name = `public-${'x'.repeat(60)}`;
+    w.cluster.putClass(publicClass());
+    w.cluster.putAddress({ ...boundAddress(), metadata: { ...boundAddress().metadata, name } });
+    await expect(w.reconcileAddress(name)).rejects.toThrow();
+    expect(w.events.events).toContainEqual(
+      expect.objectContaining({ object: `IPAddress/${name}`, type: 'Warning', reason: 'HoldFailed', message: expect.stringContaining('203.0.113.1') }),
+    );
+  });
+
   it('2. an address associated with a live Service drops its hold', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
