@@ -16,8 +16,10 @@ export function start(name: string, command: string, args: string[], logDir: str
   const logFile = join(logDir, `${name}.log`);
   const log = createWriteStream(logFile);
   const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: false });
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
+  // Two sources, one file: neither may end it (pipe() would on its source's end, and the
+  // other could still write); 'close' below does, once both have drained.
+  child.stdout?.pipe(log, { end: false });
+  child.stderr?.pipe(log, { end: false });
   child.on('error', (error) => log.write(`spawn error: ${error.message}\n`));
   // 'close' fires after the output streams drain, so the log never sees a write after end.
   child.on('close', () => log.end());
