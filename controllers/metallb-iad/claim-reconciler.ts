@@ -94,6 +94,8 @@ export class DriverClaimReconciler {
         this.events.event(claim, 'Normal', 'Reserving', `asked MetalLB for an ${family} address from pool iad-${className}`);
       } catch (error) {
         if (!isAlreadyExists(error)) {
+          // E.g. an IPv6 placeholder on a cluster without IPv6 Services: retried with backoff, and said.
+          this.events.event(claim, 'Warning', 'ReserveFailed', `could not create placeholder ${placeholderName} for an ${family} address: ${apiMessage(error)}`);
           throw error;
         }
       }

@@ -137,6 +137,19 @@ describe('claim controller (§14)', () => {
     expect(w.cluster.placeholders().map((p) => p.metadata?.annotations?.[PIN])).toEqual(['203.0.113.1']);
   });
 
+  it('a placeholder the apiserver refuses (IPv6 on a cluster without IPv6 Services): a Warning on the claim, retried', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim({ className: 'public', family: 'IPv6' }));
+    const message = 'Service "iad-claim-uid-1-v6" is invalid: spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster';
+    w.cluster.createService = async () => {
+      throw new k8s.ApiException(422, 'Invalid', JSON.stringify({ reason: 'Invalid', message }), {});
+    };
+    await expect(w.reconcileClaim()).rejects.toThrow();
+    expect(w.events.events).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'ReserveFailed', message: expect.stringContaining(message) }));
+    expect(w.cluster.addresses.size).toBe(0);
+  });
+
   it('4. no double provisioning: two passes give one IPAddress, the placeholder stays as the hold', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
