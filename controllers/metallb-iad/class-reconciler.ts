@@ -1,6 +1,7 @@
 /** Renders one IPAddressPool (autoAssign false) and L2Advertisement per served class (metallb-iad.md §3). */
 import type { EventRecorder } from '../runtime/events.js';
 import type { ReconcileResult } from '../runtime/controller.js';
+import { apiMessage } from '../runtime/kube.js';
 import type { IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
 import { parseClassParameters, renderBackend, servedBy } from './decisions.js';
 import { rangesOverlap, type IpRange } from './ip.js';
@@ -41,10 +42,16 @@ export class ClassReconciler {
     this.reported.delete(name);
     const { pool, advertisement } = renderBackend(ipClass, this.store.metallbNamespace, parameters.addresses);
     const current = this.store.pool(name);
-    if (JSON.stringify(current?.spec) !== JSON.stringify(pool.spec) || !current?.metadata.ownerReferences?.length) {
-      await this.store.apply(pool);
+    try {
+      if (JSON.stringify(current?.spec) !== JSON.stringify(pool.spec) || !current?.metadata.ownerReferences?.length) {
+        await this.store.apply(pool);
+      }
+      await this.store.apply(advertisement);
+    } catch (error) {
+      // E.g. MetalLB's CRDs not installed, or a namespace that does not exist: retried with backoff, and said.
+      this.events.event(ipClass, 'Warning', 'BackendFailed', `could not write the MetalLB pool and advertisement ${pool.metadata.name} in ${pool.metadata.namespace}: ${apiMessage(error)}`);
+      throw error;
     }
-    await this.store.apply(advertisement);
   }
 
   /**

@@ -49,6 +49,17 @@ describe('class controller (§14)', () => {
     expect(w.cluster.pools.get('IPAddressPool/iad-public')!.spec?.addresses).toEqual(['203.0.113.0/29', '2001:db8::/126']);
   });
 
+  it('MetalLB objects the apiserver refuses (no MetalLB CRDs): a Warning on the class, retried', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    const message = 'the server could not find the requested resource';
+    w.cluster.apply = async () => {
+      throw new k8s.ApiException(404, 'NotFound', JSON.stringify({ reason: 'NotFound', message }), {});
+    };
+    await expect(w.reconcileClass()).rejects.toThrow();
+    expect(w.events.events).toContainEqual(expect.objectContaining({ object: 'IPAddressClass/public', type: 'Warning', reason: 'BackendFailed', message: expect.stringContaining(message) }));
+  });
+
   it('updates the pool when the parameters change', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
