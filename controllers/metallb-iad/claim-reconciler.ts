@@ -45,7 +45,10 @@ export class DriverClaimReconciler {
       return;
     }
     if (claim.metadata.annotations?.[PROVISIONER_ANNOTATION] !== DRIVER || claim.spec.addressName) {
-      return; // another driver's, or pinned by name: the core matches those
+      // Another driver's, or pinned by name: the core matches those. A claim re-targeted before it
+      // bound may have left a reservation of ours that nothing records: give it back.
+      await this.cleanupOrphans(namespace, name);
+      return;
     }
     // Reserve only once the core has looked and found nothing to match: otherwise an Available
     // address the core is about to bind and a fresh reservation would both land on the claim.

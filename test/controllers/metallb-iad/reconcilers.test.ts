@@ -189,6 +189,18 @@ describe('claim controller (§14)', () => {
     expect(w.cluster.placeholders()).toEqual([]);
   });
 
+  it('a claim re-targeted to another driver before it bound gives back the reservation it started here', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim());
+    await w.reconcileClaim();
+    w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
+    w.cluster.putClaim(pendingClaim({ className: 'elsewhere', family: 'IPv4' }, 'other.drivers'));
+    await w.reconcileClaim();
+    expect(w.cluster.placeholders()).toEqual([]);
+    expect(w.cluster.addresses.size).toBe(0);
+  });
+
   it('6. orphan cleanup: the unassigned placeholder goes, one linked to an existing IPAddress stays', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
