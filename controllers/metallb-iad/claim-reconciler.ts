@@ -20,11 +20,13 @@ import {
   DRIVER,
   IP_ADDRESS_LABEL,
   PIN_ANNOTATION,
+  POOL_ANNOTATION,
   allocationPlaceholderName,
   ingressIps,
   ipObjectName,
   ownerOf,
   placeholderService,
+  poolName,
   servedBy,
 } from './decisions.js';
 import type { DriverCluster } from './cluster.js';
@@ -83,6 +85,12 @@ export class DriverClaimReconciler {
     const { namespace, name, uid } = claim.metadata;
     const placeholderName = allocationPlaceholderName(uid!, family);
     let placeholder: V1Service | undefined = this.store.service(this.store.placeholderNamespace, placeholderName);
+    if (placeholder && placeholder.metadata?.annotations?.[POOL_ANNOTATION] !== poolName(className)) {
+      // The claim was re-targeted to another class of ours before its address was recorded: an IP
+      // from the old pool would not belong to the new class. Give it back; the next pass asks again.
+      await this.store.deleteService(this.store.placeholderNamespace, placeholderName);
+      return false;
+    }
     if (!placeholder) {
       try {
         await this.store.createService(

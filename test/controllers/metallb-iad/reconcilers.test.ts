@@ -201,6 +201,22 @@ describe('claim controller (§14)', () => {
     expect(w.cluster.addresses.size).toBe(0);
   });
 
+  it('a claim re-targeted to another class of ours before it bound reserves again from the new pool', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClass({ ...publicClass(), metadata: { name: 'private', uid: 'class-uid-private' }, spec: { ...publicClass().spec, parameters: { addresses: ['198.51.100.0/29'] } } });
+    w.cluster.putClaim(pendingClaim());
+    await w.reconcileClaim();
+    w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
+    const retargeted = pendingClaim({ className: 'private', family: 'IPv4' });
+    w.cluster.putClaim({ ...retargeted, status: { ...retargeted.status!, className: 'private' } });
+    await w.reconcileClaim(); // the old pool's reservation goes
+    expect(w.cluster.placeholders()).toEqual([]);
+    await w.reconcileClaim(); // and the new pool is asked
+    expect(w.cluster.placeholders().map((p) => p.metadata?.annotations?.['metallb.io/address-pool'])).toEqual(['iad-private']);
+    expect(w.cluster.addresses.size).toBe(0);
+  });
+
   it('6. orphan cleanup: the unassigned placeholder goes, one linked to an existing IPAddress stays', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
