@@ -29,14 +29,20 @@ export class ServiceReconciler {
       return;
     }
     const claimName = service.metadata?.annotations?.[IP_ADDRESS_CLAIM_ANNOTATION];
-    if (!claimName) {
+    // Only a LoadBalancer Service can carry the address: handing one to anything else would drop
+    // the hold and announce nothing, leaving the IP held by no one.
+    const carrier = service.spec?.type === 'LoadBalancer';
+    if (claimName && carrier) {
+      await this.associate(service, claimName);
+    } else {
+      if (claimName) {
+        this.events.event(asObject(service), 'Warning', 'NotLoadBalancer', `a ${service.spec?.type ?? 'ClusterIP'} Service cannot carry the address of IPAddressClaim ${claimName}; make it type LoadBalancer`);
+      }
       if (service.metadata?.annotations?.[PINNED_ANNOTATION] === 'true') {
         await this.store.updateService(withoutPin(service));
-        this.events.event(asObject(service), 'Normal', 'Disassociated', 'the claim annotation is gone; pin removed');
+        this.events.event(asObject(service), 'Normal', 'Disassociated', claimName ? 'the Service is no longer a LoadBalancer; pin removed' : 'the claim annotation is gone; pin removed');
       }
       await this.clearAssociations(namespace, name);
-    } else {
-      await this.associate(service, claimName);
     }
     await this.detectConflicts(this.store.service(namespace, name) ?? service);
   }

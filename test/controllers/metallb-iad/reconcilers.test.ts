@@ -443,6 +443,30 @@ describe('Service controller (§14)', () => {
     expect(w.cluster.address('ip-203-0-113-1')!.spec.claimRef?.name).toBe('web');
   });
 
+  it('a Service that is no LoadBalancer gets no address: a Warning, and the hold stays', async () => {
+    const w = handoffWorld();
+    await w.reconcileAddress();
+    const service = tenantService('web-internal', { [CLAIM]: 'web' });
+    w.cluster.putService({ ...service, spec: { ...service.spec, type: 'ClusterIP' } });
+    await w.reconcileService('web-internal');
+    expect(w.cluster.service('tenant-a', 'web-internal')!.metadata?.annotations).toEqual({ [CLAIM]: 'web' });
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toBeUndefined();
+    expect(w.cluster.placeholders()).toHaveLength(1);
+    expect(w.events.events).toContainEqual(expect.objectContaining({ object: 'Service/web-internal', type: 'Warning', reason: 'NotLoadBalancer' }));
+  });
+
+  it('a pinned Service turned ClusterIP gives the address back to its hold', async () => {
+    const w = handoffWorld();
+    w.cluster.putAddress(boundAddress({ phase: 'Bound', associatedTo: { kind: 'Service', namespace: 'tenant-a', name: 'web-lb' } }));
+    const service = tenantService('web-lb', { [CLAIM]: 'web', [PIN]: '203.0.113.1', [MARKER]: 'true' });
+    w.cluster.putService({ ...service, spec: { ...service.spec, type: 'ClusterIP' } });
+    await w.reconcileService('web-lb');
+    expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations).toEqual({ [CLAIM]: 'web' });
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toBeUndefined();
+    await w.reconcileAddress();
+    expect(w.cluster.placeholders().map((p) => p.metadata?.annotations?.[PIN])).toEqual(['203.0.113.1']);
+  });
+
   it('5. a hand-written pin without the marker is never touched', async () => {
     const w = handoffWorld();
     w.cluster.putService(tenantService('gitops', { [PIN]: '198.51.100.9' }));
