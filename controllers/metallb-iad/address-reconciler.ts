@@ -6,8 +6,8 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { METALLB_TEARDOWN_FINALIZER, type IPAddress } from '../../constructs/api/v1alpha1/index.js';
 import { familyOf } from '../address-controller/decisions.js';
-import type { EventRecorder } from '../runtime/events.js';
-import { apiMessage, isAlreadyExists } from '../runtime/kube.js';
+import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
+import { isAlreadyExists } from '../runtime/kube.js';
 import {
   PINNED_ANNOTATION,
   PIN_ANNOTATION,
@@ -79,9 +79,8 @@ export class DriverAddressReconciler {
       this.events.event(current, 'Normal', 'Held', `holding ${current.spec.address} with placeholder ${holdPlaceholderName(current)}`);
     } catch (error) {
       if (!isAlreadyExists(error)) {
-        // Retried with backoff; until then MetalLB could give the IP away, so say so on the address.
-        this.events.event(current, 'Warning', 'HoldFailed', `could not create placeholder ${holdPlaceholderName(current)} to hold ${current.spec.address}: ${apiMessage(error)}`);
-        throw error;
+        // Until the retry succeeds MetalLB could give the IP away: say so on the address.
+        warnAndRethrow(this.events, current, 'HoldFailed', `could not create placeholder ${holdPlaceholderName(current)} to hold ${current.spec.address}`, error);
       }
     }
   }

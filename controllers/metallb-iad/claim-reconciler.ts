@@ -14,8 +14,8 @@ import {
 } from '../../constructs/api/v1alpha1/index.js';
 import { boundAddresses, familyOf, requestedFamilies, type Family } from '../address-controller/decisions.js';
 import type { ReconcileResult } from '../runtime/controller.js';
-import type { EventRecorder } from '../runtime/events.js';
-import { apiMessage, isAlreadyExists } from '../runtime/kube.js';
+import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
+import { isAlreadyExists } from '../runtime/kube.js';
 import {
   DRIVER,
   IP_ADDRESS_LABEL,
@@ -105,9 +105,8 @@ export class DriverClaimReconciler {
         this.events.event(claim, 'Normal', 'Reserving', `asked MetalLB for an ${family} address from pool iad-${className}`);
       } catch (error) {
         if (!isAlreadyExists(error)) {
-          // E.g. an IPv6 placeholder on a cluster without IPv6 Services: retried with backoff, and said.
-          this.events.event(claim, 'Warning', 'ReserveFailed', `could not create placeholder ${placeholderName} for an ${family} address: ${apiMessage(error)}`);
-          throw error;
+          // E.g. an IPv6 placeholder on a cluster without IPv6 Services.
+          warnAndRethrow(this.events, claim, 'ReserveFailed', `could not create placeholder ${placeholderName} for an ${family} address`, error);
         }
       }
       return false;
@@ -132,9 +131,7 @@ export class DriverClaimReconciler {
         this.events.event(claim, 'Normal', 'Provisioned', `MetalLB assigned ${ip}; created IPAddress ${addressName}`);
       } catch (error) {
         if (!isAlreadyExists(error)) {
-          // Retried with backoff; said on the claim, since the reservation waits on it.
-          this.events.event(claim, 'Warning', 'RecordFailed', `MetalLB assigned ${ip}, but IPAddress ${addressName} could not be created: ${apiMessage(error)}`);
-          throw error;
+          warnAndRethrow(this.events, claim, 'RecordFailed', `MetalLB assigned ${ip}, but IPAddress ${addressName} could not be created`, error);
         }
         address = await this.store.getAddress(addressName);
       }

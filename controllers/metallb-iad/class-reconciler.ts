@@ -1,7 +1,6 @@
 /** Renders one IPAddressPool (autoAssign false) and L2Advertisement per served class (metallb-iad.md §3). */
-import type { EventRecorder } from '../runtime/events.js';
 import type { ReconcileResult } from '../runtime/controller.js';
-import { apiMessage } from '../runtime/kube.js';
+import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import type { IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
 import { parseClassParameters, renderBackend, servedBy } from './decisions.js';
 import { rangesOverlap, type IpRange } from './ip.js';
@@ -48,9 +47,8 @@ export class ClassReconciler {
       }
       await this.store.apply(advertisement);
     } catch (error) {
-      // E.g. MetalLB's CRDs not installed, or a namespace that does not exist: retried with backoff, and said.
-      this.events.event(ipClass, 'Warning', 'BackendFailed', `could not write the MetalLB pool and advertisement ${pool.metadata.name} in ${pool.metadata.namespace}: ${apiMessage(error)}`);
-      throw error;
+      // E.g. MetalLB's CRDs not installed, or a namespace that does not exist.
+      warnAndRethrow(this.events, ipClass, 'BackendFailed', `could not write the MetalLB pool and advertisement ${pool.metadata.name} in ${pool.metadata.namespace}`, error);
     }
   }
 

@@ -1,13 +1,22 @@
 /** Kubernetes Events for user-visible decisions (what `kubectl describe` shows). */
 import { randomBytes } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
-import type { KubeObject } from './kube.js';
+import { apiMessage, type KubeObject } from './kube.js';
 import type { Logger } from './log.js';
 
 export type EventType = 'Normal' | 'Warning';
 
 export interface EventRecorder {
   event(object: KubeObject, type: EventType, reason: string, message: string): void;
+}
+
+/**
+ * A write the apiserver refused, said on the object it concerns with the
+ * apiserver's own message; rethrown, so the work queue retries with backoff.
+ */
+export function warnAndRethrow(events: EventRecorder, object: KubeObject, reason: string, what: string, error: unknown): never {
+  events.event(object, 'Warning', reason, `${what}: ${apiMessage(error)}`);
+  throw error;
 }
 
 /** The same event for the same object again within this window is not written again. */
