@@ -19,6 +19,7 @@ import {
   crd,
   DRIVER_SA,
   expectAccounted,
+  holdsOf,
   PLACEHOLDERS,
   startPlatform,
   type Cr,
@@ -27,7 +28,6 @@ import {
 import { recordFault, recordScenario } from './support/summary.js';
 
 const NAMESPACE = 'tenant-a';
-const LINK_LABEL = 'metallb.drivers.local.sdn.cozystack.io/ip-address';
 const PIN = 'metallb.io/loadBalancerIPs';
 
 type Victim = 'core' | 'driver';
@@ -120,8 +120,7 @@ const addressOf = async (claim: string) => {
   const list = (await platform.admin.custom.listClusterCustomObject(crd('ipaddresses'))) as { items: Cr[] };
   return list.items.find((a) => a.spec.claimRef?.namespace === NAMESPACE && a.spec.claimRef?.name === claim);
 };
-const holdsOf = async (claim: string) =>
-  (await platform.admin.core.listNamespacedService({ namespace: PLACEHOLDERS, labelSelector: `${LINK_LABEL}=${(await addressOf(claim))!.metadata.name}` })).items;
+const holdsOfClaim = async (claim: string) => holdsOf(platform.admin, (await addressOf(claim))!.metadata.name!);
 const serviceName = (claim: string) => `svc-${claim}`;
 const serviceCarries = async (claim: string) => {
   const ip = (await getClaim(claim)).status?.addresses?.[0]?.address;
@@ -190,7 +189,7 @@ const RESERVATION: Step[] = [
     reached: async (claim) => (await addressOf(claim)) !== undefined,
     then: async (claim) => {
       const address = (await addressOf(claim))!.metadata.name;
-      expect((await holdsOf(claim)).map((h) => h.metadata?.ownerReferences?.map((o) => o.name))).toEqual([[address]]);
+      expect((await holdsOfClaim(claim)).map((h) => h.metadata?.ownerReferences?.map((o) => o.name))).toEqual([[address]]);
     },
   },
 ];
@@ -216,7 +215,7 @@ const BINDING: Step[] = [
 ];
 
 const noHolds = async (claim: string) => {
-  expect(await holdsOf(claim)).toEqual([]);
+  expect(await holdsOfClaim(claim)).toEqual([]);
 };
 
 const HANDOFF: Step[] = [
@@ -233,7 +232,7 @@ const HANDOFF: Step[] = [
     victim: 'driver',
     service: true,
     fence: { apiGroup: '', resource: 'services', operation: 'UPDATE', when: `request.namespace == "${NAMESPACE}"` },
-    reached: async (claim) => (await holdsOf(claim)).length === 0,
+    reached: async (claim) => (await holdsOfClaim(claim)).length === 0,
     then: noHolds,
   },
 ];

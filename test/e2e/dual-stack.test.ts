@@ -7,19 +7,18 @@
 import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { familyOf } from '../../controllers/address-controller/decisions.js';
-import { createClaim, createClass, crd, expectAccounted, PLACEHOLDERS, startPlatform, type Cr, type Platform } from './support/platform.js';
+import { compareIps } from '../../controllers/metallb-iad/ip.js';
+import { createClaim, createClass, crd, expectAccounted, holdsOf, startPlatform, type Cr, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
 import { recordScenario } from './support/summary.js';
 
 const NAMESPACE = 'tenant-a';
-const LINK_LABEL = 'metallb.drivers.local.sdn.cozystack.io/ip-address';
 
 let platform: Platform;
 
 const getClaim = async (name: string) => (await platform.admin.custom.getNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: NAMESPACE, name })) as Cr;
 const getAddress = async (name: string) => (await platform.admin.custom.getClusterCustomObject({ ...crd('ipaddresses'), name })) as Cr;
-const holdsOf = async (addressName: string) =>
-  (await platform.admin.core.listNamespacedService({ namespace: PLACEHOLDERS, labelSelector: `${LINK_LABEL}=${addressName}` })).items;
+const holdsOfAddress = (addressName: string) => holdsOf(platform.admin, addressName);
 
 beforeAll(async () => {
   platform = await startPlatform([], '10.0.0.0/24,fd00:10:96::/112');
@@ -41,7 +40,7 @@ describe('a Dual claim', () => {
     addresses = (await getClaim('both')).status!.addresses;
     expect(addresses.map((a) => familyOf(a.address)).sort()).toEqual(['IPv4', 'IPv6']);
     for (const { name, address } of addresses) {
-      const holds = await holdsOf(name);
+      const holds = await holdsOfAddress(name);
       expect(holds).toHaveLength(1);
       expect(holds[0]!.spec?.ipFamilies).toEqual([familyOf(address)]);
       expect(holds[0]!.metadata?.annotations?.['metallb.io/loadBalancerIPs']).toBe(address);
@@ -55,7 +54,7 @@ describe('a Dual claim', () => {
       spec: { type: 'LoadBalancer', ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv4', 'IPv6'], ports: [{ port: 80 }] },
     };
     await platform.admin.core.createNamespacedService({ namespace: NAMESPACE, body: service });
-    const [v4, v6] = [...addresses].sort((a) => (familyOf(a.address) === 'IPv4' ? -1 : 1)).map((a) => a.address);
+    const [v4, v6] = addresses.map((a) => a.address).sort(compareIps);
     await waitFor('Service carries both IPs', async () => {
       const current = await platform.admin.core.readNamespacedService({ name: 'both', namespace: NAMESPACE });
       const ips = (current.status?.loadBalancer?.ingress ?? []).map((i) => i.ip);
@@ -64,7 +63,7 @@ describe('a Dual claim', () => {
     const pinned = await platform.admin.core.readNamespacedService({ name: 'both', namespace: NAMESPACE });
     expect(pinned.metadata?.annotations?.['metallb.io/loadBalancerIPs']).toBe(`${v4},${v6}`);
     for (const { name } of addresses) {
-      expect(await holdsOf(name)).toEqual([]);
+      expect(await holdsOfAddress(name)).toEqual([]);
       expect((await getAddress(name)).status?.associatedTo).toEqual({ kind: 'Service', namespace: NAMESPACE, name: 'both' });
     }
     recordScenario('dual-stack Service pinned v4,v6 and given both');
@@ -73,13 +72,13 @@ describe('a Dual claim', () => {
   it('holds both again when the Service goes, and releases both under Retain when the claim goes', async () => {
     await platform.admin.core.deleteNamespacedService({ name: 'both', namespace: NAMESPACE });
     for (const { name, address } of addresses) {
-      await waitFor(`${name} held again`, async () => (await holdsOf(name)).some((h) => h.metadata?.annotations?.['metallb.io/loadBalancerIPs'] === address), 60_000);
+      await waitFor(`${name} held again`, async () => (await holdsOfAddress(name)).some((h) => h.metadata?.annotations?.['metallb.io/loadBalancerIPs'] === address), 60_000);
     }
     await expectAccounted(platform.admin);
     await platform.admin.custom.deleteNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: NAMESPACE, name: 'both' });
     for (const { name } of addresses) {
       await waitFor(`${name} Released`, async () => (await getAddress(name)).status?.phase === 'Released', 60_000);
-      expect(await holdsOf(name)).toHaveLength(1);
+      expect(await holdsOfAddress(name)).toHaveLength(1);
     }
     recordScenario('Dual: Service gone → both held; claim gone → both Released, still held');
   });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Cluster } from './support/cluster.js';
 import type { ControllerProcess } from './support/controller-process.js';
 import { apis, expectRejected, GROUP, VERSION } from './support/kube.js';
-import { createClaim as createClaimIn, crd, PLACEHOLDERS, startPlatform, type Cr, type Platform } from './support/platform.js';
+import { createClaim as createClaimIn, crd, holdsOf, PLACEHOLDERS, startPlatform, type Cr, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
 import { recordScenario } from './support/summary.js';
 
@@ -42,8 +42,7 @@ const tenantService = (name: string, claim?: string, namespace = 'tenant-a'): k8
 });
 const ingress = async (name: string, namespace = 'tenant-a') =>
   (await admin.core.readNamespacedService({ name, namespace })).status?.loadBalancer?.ingress?.map((i) => i.ip) ?? [];
-const placeholdersOf = async (addressName: string) =>
-  (await admin.core.listNamespacedService({ namespace: PLACEHOLDERS, labelSelector: `metallb.drivers.local.sdn.cozystack.io/ip-address=${addressName}` })).items;
+const placeholdersOf = (addressName: string) => holdsOf(admin, addressName);
 const boundAddressOf = async (claim: string) => {
   await waitFor(`claim ${claim} Bound`, async () => (await getClaim(claim)).status?.phase === 'Bound', 60_000);
   return (await getClaim(claim)).status!.addresses[0] as { name: string; address: string };

@@ -20,6 +20,8 @@ import { start, type Started } from './processes.js';
 export const CORE_SA = 'system:serviceaccount:cozy-address-controller:address-controller';
 export const DRIVER_SA = 'system:serviceaccount:cozy-metallb-iad:metallb-iad';
 export const PLACEHOLDERS = 'cozy-metallb-iad';
+/** The label linking a placeholder to the IPAddress it holds (the driver's contract, restated on purpose). */
+export const LINK_LABEL = 'metallb.drivers.local.sdn.cozystack.io/ip-address';
 
 export type Cr = { metadata: k8s.V1ObjectMeta; spec: Record<string, any>; status?: Record<string, any> }; // any: CR JSON
 export const crd = (plural: string) => ({ group: GROUP, version: VERSION, plural });
@@ -112,6 +114,11 @@ export function createClaim(admin: Platform['admin'], name: string, spec: Record
   return admin.custom.createNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace, body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClaim', metadata: { name, namespace }, spec } });
 }
 
+/** The placeholders holding an IPAddress. */
+export async function holdsOf(admin: Platform['admin'], addressName: string): Promise<k8s.V1Service[]> {
+  return (await admin.core.listNamespacedService({ namespace: PLACEHOLDERS, labelSelector: `${LINK_LABEL}=${addressName}` })).items;
+}
+
 /** Waits for the ledger to settle with nothing lost or double-booked; throws naming what does not add up. */
 export async function expectAccounted(admin: Platform['admin']): Promise<void> {
   let problems: string[] = [];
@@ -150,7 +157,7 @@ export async function auditLedger(admin: Platform['admin']): Promise<{ problems:
       const key = `${ref.namespace}/${ref.name} (${familyOf(a.spec.address) ?? 'no family'})`;
       perClaim.set(key, (perClaim.get(key) ?? 0) + 1);
     }
-    const held = services.some((s) => s.metadata?.namespace === PLACEHOLDERS && s.metadata.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address'] === a.metadata.name);
+    const held = services.some((s) => s.metadata?.namespace === PLACEHOLDERS && s.metadata.labels?.[LINK_LABEL] === a.metadata.name);
     const to = a.status?.associatedTo;
     if (!held && !to) {
       problems.push(`${a.metadata.name} is neither held nor associated`);
@@ -164,7 +171,7 @@ export async function auditLedger(admin: Platform['admin']): Promise<{ problems:
   const byName = new Map(addresses.map((a) => [a.metadata.name!, a]));
   for (const s of services.filter((s) => s.metadata?.namespace === PLACEHOLDERS)) {
     for (const ip of (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter(Boolean)) {
-      const linked = byName.get(s.metadata!.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address'] ?? '');
+      const linked = byName.get(s.metadata!.labels?.[LINK_LABEL] ?? '');
       if (linked?.spec.address !== ip) {
         problems.push(`placeholder ${s.metadata!.name} holds ${ip} for no IPAddress of that IP`);
       }
