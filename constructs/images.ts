@@ -7,6 +7,8 @@
  * the Dockerfiles under controllers/.
  */
 
+import { RELEASE_VERSION } from './version.js';
+
 export interface ImagePin {
   /** Registry and path, without tag. */
   readonly repository: string;
@@ -25,15 +27,27 @@ export const IMAGE_TAG_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}@sha256:[0-9
  */
 const UNPUBLISHED = `sha256:${'0'.repeat(64)}`;
 
+/**
+ * Where this project's images live: under the Cozystack organisation but
+ * outside `ghcr.io/cozystack/cozystack/`, the platform build's registry, whose
+ * release tooling (hack/promote-retag.sh) retags every ref under that prefix as
+ * its own. These images are released on this project's version line, so the
+ * platform's promotion must pass over them.
+ */
+export const IMAGE_REGISTRY = 'ghcr.io/cozystack';
+/** The platform build's registry (hack/common-envs.mk REGISTRY); never ours. */
+export const PLATFORM_REGISTRY = 'ghcr.io/cozystack/cozystack';
+
 export const IMAGES = {
   addressController: {
-    repository: 'ghcr.io/cozystack/cozystack/address-controller',
-    tag: 'v0.1.0',
+    repository: `${IMAGE_REGISTRY}/address-controller`,
+    // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
+    tag: RELEASE_VERSION,
     digest: UNPUBLISHED,
   },
   metallbIad: {
-    repository: 'ghcr.io/cozystack/cozystack/metallb-iad',
-    tag: 'v0.1.0',
+    repository: `${IMAGE_REGISTRY}/metallb-iad`,
+    tag: RELEASE_VERSION,
     digest: UNPUBLISHED,
   },
 } as const satisfies Record<string, ImagePin>;
@@ -51,6 +65,12 @@ export function checkImagePin(name: string, pin: ImagePin): string | undefined {
   }
   if (!/^sha256:[0-9a-f]{64}$/.test(pin.digest)) {
     return `image ${name}: digest ${JSON.stringify(pin.digest)} is malformed; expected sha256:<64 lowercase hex>`;
+  }
+  if (pin.repository.startsWith(`${PLATFORM_REGISTRY}/`)) {
+    return `image ${name}: repository ${JSON.stringify(pin.repository)} is under ${PLATFORM_REGISTRY}/, which the platform's release promotion owns; use ${IMAGE_REGISTRY}/<name>`;
+  }
+  if (/^v[0-9]/.test(pin.tag)) {
+    return `image ${name}: tag ${JSON.stringify(pin.tag)} starts with "v"; tags are the bare version (${pin.tag.slice(1)})`;
   }
   if (!new RegExp(IMAGE_TAG_PATTERN).test(`${pin.tag}@${pin.digest}`)) {
     return `image ${name}: tag ${JSON.stringify(pin.tag)} is not a valid tag`;

@@ -13,8 +13,12 @@ import { join, relative } from 'node:path';
 import { parse } from 'yaml';
 import { isMain, runTool, ToolError } from './lib/cli.js';
 
-/** Repositories under this prefix are built and pinned by the platform itself. */
-export const FIRST_PARTY_PREFIX = 'ghcr.io/cozystack/cozystack/';
+/**
+ * Repositories under this prefix are built by the Cozystack organisation: the
+ * platform's own under ghcr.io/cozystack/cozystack/, this project's beside them.
+ * Each must carry a digest.
+ */
+export const FIRST_PARTY_PREFIX = 'ghcr.io/cozystack/';
 const DIGEST = /@sha256:[0-9a-f]{64}$/;
 const REF_IN_TEXT = /[^\s"']+@sha256:[0-9a-f]{64}/g;
 

@@ -6,11 +6,12 @@ import type { TObject } from '@sinclair/typebox';
 import { App } from 'cdk8s';
 import type { HelmChart } from '../constructs/helm/chart-writer.js';
 import { checkImagePin, IMAGES } from '../constructs/images.js';
-import { UPSTREAM_CHARTS } from './charts.js';
+import { PACKAGE_CHARTS, UPSTREAM_CHARTS } from './charts.js';
 import { canonical, sha256Hex, type FileTree } from './file-tree.js';
 import { ociArtifact } from './oci.js';
 import { SynthInputError, resolveValues, type OverrideSources } from './overrides.js';
 import { packagesTree, variantTables } from './packages.js';
+import { defaultGraph, recordedGraph, SELECTIVE_INSTALL_FIXTURE, selectiveValues } from '../constructs/platform/source-graph.js';
 
 export type { FileTree } from './file-tree.js';
 
@@ -27,7 +28,7 @@ export function synthesize(sources: OverrideSources = {}): FileTree {
       throw new SynthInputError(`constructs/images.ts: ${problem}`);
     }
   }
-  const values = resolveValues(UPSTREAM_CHARTS, sources);
+  const values = resolveValues([...UPSTREAM_CHARTS, ...PACKAGE_CHARTS], sources);
   // Synthesis never calls app.synth(): files are collected from the tree, so no outdir is created.
   const app = new App({ outdir: '.' });
   const files: FileTree = new Map();
@@ -39,7 +40,12 @@ export function synthesize(sources: OverrideSources = {}): FileTree {
       files.set(`charts/${entry.name}/${path}`, content);
     }
   }
-  const packages = packagesTree(app, upstream);
+  const wrappers = PACKAGE_CHARTS.map((entry) => entry.create(app, need(upstream, entry.vendors), values.get(entry.name)));
+  const graph = defaultGraph();
+  const fixtures: FileTree = new Map([
+    [SELECTIVE_INSTALL_FIXTURE, selectiveValues(['postgres'], graph, recordedGraph().recordedFrom)],
+  ]);
+  const packages = packagesTree(app, wrappers, fixtures);
   for (const [path, content] of packages) {
     files.set(`packages/${path}`, content);
   }
@@ -52,6 +58,14 @@ export function synthesize(sources: OverrideSources = {}): FileTree {
   }
   files.set(OCI_DIGEST_FILE, `${oci.manifest.digest}\n`);
   return withChecksums(files);
+}
+
+function need(charts: ReadonlyMap<string, HelmChart<TObject>>, name: string): HelmChart<TObject> {
+  const chart = charts.get(name);
+  if (!chart) {
+    throw new Error(`upstream chart ${name} was not synthesized`);
+  }
+  return chart;
 }
 
 /** Sorts the tree and appends SHA256SUMS (sha256sum -c format) over every other file. */

@@ -3,11 +3,19 @@
  * values) and `--set chart.path=value`, merged over each chart's defaults in
  * that order and validated against the chart's values schema after each layer,
  * so an error names the file or flag it came from and the field.
+ *
+ * An override of an upstream chart also lands under that chart's key in every
+ * package that vendors it (`metallb-iad.x` → `cozy-metallb-iad` values
+ * `metallb-iad.x`): the package is what ships, and its values win over the
+ * vendored chart's own values.yaml at install.
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { validateValues } from '../constructs/helm/values.js';
 import type { ChartEntry } from './charts.js';
+
+/** A chart whose values receive another chart's overrides under that chart's name. */
+type Entry = ChartEntry & { readonly vendors?: string };
 
 /** A user error: printed as one line, exit code 1, nothing written. */
 export class SynthInputError extends Error {}
@@ -20,10 +28,20 @@ export interface OverrideSources {
 type Tree = Record<string, unknown>;
 
 /** Merged, validated values per chart name. */
-export function resolveValues(charts: readonly ChartEntry[], sources: OverrideSources): Map<string, unknown> {
+export function resolveValues(charts: readonly Entry[], sources: OverrideSources): Map<string, unknown> {
   const byName = new Map(charts.map((c) => [c.name, c]));
   const merged = new Map<string, unknown>(charts.map((c) => [c.name, structuredClone(c.values.defaults)]));
 
+  const layer = (source: string, chart: Entry, override: unknown, context: string) => {
+    const next = deepMerge(merged.get(chart.name), override);
+    const errors = validateValues(chart.values, next);
+    if (errors.length > 0) {
+      const first = errors[0]!;
+      const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
+      throw new SynthInputError(`${source}: ${chart.name}.${first.field}: ${first.message}${context}${more}`);
+    }
+    merged.set(chart.name, next);
+  };
   const apply = (source: string, chartName: string, override: unknown, context: string) => {
     const chart = byName.get(chartName);
     if (!chart) {
@@ -31,14 +49,10 @@ export function resolveValues(charts: readonly ChartEntry[], sources: OverrideSo
         `${source}: unknown chart ${JSON.stringify(chartName)} (known: ${[...byName.keys()].join(', ')})`,
       );
     }
-    const next = deepMerge(merged.get(chartName), override);
-    const errors = validateValues(chart.values, next);
-    if (errors.length > 0) {
-      const first = errors[0]!;
-      const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
-      throw new SynthInputError(`${source}: ${chartName}.${first.field}: ${first.message}${context}${more}`);
+    layer(source, chart, override, context);
+    for (const wrapper of charts.filter((c) => c.vendors === chartName)) {
+      layer(source, wrapper, { [chartName]: override }, context);
     }
-    merged.set(chartName, next);
   };
 
   for (const file of sources.valuesFiles ?? []) {

@@ -1,13 +1,11 @@
 /** The Cozystack side of the artifact: wrapper packages, PackageSources, the platform fragment, the variant tables. */
 import type { TObject } from '@sinclair/typebox';
 import type { Construct } from 'constructs';
-import { ADDRESS_CONTROLLER } from '../constructs/charts/address-controller.js';
-import { METALLB_IAD } from '../constructs/charts/metallb-iad.js';
-import { GENERATED_HEADER, ManifestFile, type HelmChart } from '../constructs/helm/chart-writer.js';
+import { GENERATED_HEADER, ManifestFile } from '../constructs/helm/chart-writer.js';
 import { toYaml } from '../constructs/helm/yaml.js';
-import { AddressControllerPackage } from '../constructs/packages/address-controller-package.js';
-import { MetallbIadPackage } from '../constructs/packages/metallb-iad-package.js';
 import { ADDRESS_PACKAGE_SOURCES } from '../constructs/packages/sources.js';
+import { unitTestFile, type WrapperChart } from '../constructs/packages/wrapper-chart.js';
+import { platformBundleSuites } from '../constructs/platform/platform-tests.js';
 import { PackageSource } from '../constructs/platform/package-source.js';
 import {
   ADDRESS_CONTROLLER_PACKAGE,
@@ -21,12 +19,8 @@ import {
 import type { FileTree } from './file-tree.js';
 
 /** Files under `packages/`, the tree the cozystack-packages artifact carries. */
-export function packagesTree(scope: Construct, upstream: ReadonlyMap<string, HelmChart<TObject>>): FileTree {
+export function packagesTree(scope: Construct, wrappers: readonly WrapperChart<TObject>[], fixtures: FileTree): FileTree {
   const files: FileTree = new Map();
-  const wrappers = [
-    new AddressControllerPackage(scope, 'package-address-controller', need(upstream, ADDRESS_CONTROLLER)),
-    new MetallbIadPackage(scope, 'package-metallb-iad', need(upstream, METALLB_IAD)),
-  ];
   for (const wrapper of wrappers) {
     for (const [path, content] of wrapper.files()) {
       files.set(`system/${wrapper.dir}/${path}`, content);
@@ -41,6 +35,10 @@ export function packagesTree(scope: Construct, upstream: ReadonlyMap<string, Hel
     files.set(`core/platform/sources/${file.fileName}`, file.render()!);
   }
   files.set('core/platform/templates/bundles/addresses.yaml', platformFragment());
+  files.set('core/platform/tests/bundles_addresses_test.yaml', unitTestFile(platformBundleSuites()));
+  for (const [path, content] of fixtures) {
+    files.set(`core/platform/tests/fixtures/${path}`, content);
+  }
   return files;
 }
 
@@ -76,12 +74,3 @@ export function variantTables(): FileTree {
   files.set('variants/SUMMARY.md', summary.join('\n') + '\n');
   return files;
 }
-
-function need(charts: ReadonlyMap<string, HelmChart<TObject>>, name: string): HelmChart<TObject> {
-  const chart = charts.get(name);
-  if (!chart) {
-    throw new Error(`upstream chart ${name} was not synthesized`);
-  }
-  return chart;
-}
-

@@ -12,10 +12,23 @@ export interface ValuesDefinition<S extends TObject = TObject> {
   readonly schema: S;
   /** What values.yaml holds. Validated against the schema at synth. */
   readonly defaults: Static<S>;
+  /**
+   * Whether values.schema.json admits keys at the root that the schema does not
+   * name. Cozystack's operator layers its `cozystack-values` Secret (a top-level
+   * `_cluster` map, `_namespace` in tenants) under every HelmRelease it creates,
+   * so a wrapper chart's root must stay open; the keys it owns stay closed.
+   * Synth's own overrides are still checked against the closed schema.
+   * @default false
+   */
+  readonly openRoot?: boolean;
 }
 
-export function defineValues<S extends TObject>(schema: S, defaults: Static<S>): ValuesDefinition<S> {
-  return { schema, defaults };
+export function defineValues<S extends TObject>(
+  schema: S,
+  defaults: Static<S>,
+  options: { readonly openRoot?: boolean } = {},
+): ValuesDefinition<S> {
+  return { schema, defaults, ...options };
 }
 
 /** The JSON Schema written as values.schema.json. */
@@ -24,7 +37,8 @@ export function valuesJsonSchema(definition: ValuesDefinition): Record<string, u
   const properties = { ...(schema.properties as Record<string, unknown>) };
   // Helm hands every subchart the parent's `global` map; a closed schema must admit it.
   properties.global = { type: 'object', description: 'Values shared with every chart of a release (Helm).' };
-  return { $schema: 'http://json-schema.org/draft-07/schema#', ...schema, properties };
+  const root = definition.openRoot ? { additionalProperties: true } : {};
+  return { $schema: 'http://json-schema.org/draft-07/schema#', ...schema, ...root, properties };
 }
 
 /** One schema violation, with the offending field as a dotted path. */
@@ -40,7 +54,9 @@ const compiled = new WeakMap<object, ReturnType<typeof ajv.compile>>();
 export function validateValues(definition: ValuesDefinition, values: unknown): ValuesError[] {
   let validate = compiled.get(definition.schema);
   if (!validate) {
-    validate = ajv.compile(valuesJsonSchema(definition));
+    // Always the closed root: the open one is for Helm at install, where the
+    // platform injects its own keys; what synth validates is ours alone.
+    validate = ajv.compile(valuesJsonSchema({ ...definition, openRoot: false }));
     compiled.set(definition.schema, validate);
   }
   if (validate(values)) {

@@ -8,24 +8,35 @@ import { defineValues } from '../helm/values.js';
 import { IMAGES, imageValues } from '../images.js';
 import { INSTALL } from './sources.js';
 import { TenantAccessRoles } from './tenant-roles.js';
+import { operatorInstallSuite, tenantRoleSuite } from './unit-tests.js';
 import { vendoredChartValues, WrapperChart } from './wrapper-chart.js';
 
 export const addressControllerPackageValuesSchema = Type.Object(
   { [ADDRESS_CONTROLLER]: vendoredChartValues(ADDRESS_CONTROLLER) },
   { additionalProperties: false },
 );
+export type AddressControllerPackageValues = Static<typeof addressControllerPackageValuesSchema>;
 
-export function addressControllerPackageDefaults(): Static<typeof addressControllerPackageValuesSchema> {
+export function addressControllerPackageDefaults(): AddressControllerPackageValues {
   return { [ADDRESS_CONTROLLER]: { image: imageValues(IMAGES.addressController) } };
 }
 
 export class AddressControllerPackage extends WrapperChart<typeof addressControllerPackageValuesSchema> {
-  constructor(scope: Construct, id: string, upstream: HelmChart<TObject>) {
+  constructor(
+    scope: Construct,
+    id: string,
+    upstream: HelmChart<TObject>,
+    values: AddressControllerPackageValues = addressControllerPackageDefaults(),
+  ) {
     super(scope, id, {
       dir: INSTALL.addressController.dir,
+      namespace: INSTALL.addressController.namespace,
       upstream,
-      values: defineValues(addressControllerPackageValuesSchema, addressControllerPackageDefaults()),
+      values: defineValues(addressControllerPackageValuesSchema, values),
     });
     new TenantAccessRoles(this.addTemplate('tenant-clusterroles.yaml'), 'TenantRoles');
+    const release = { name: INSTALL.addressController.releaseName, namespace: INSTALL.addressController.namespace };
+    this.addUnitTests('tenant-clusterroles_test.yaml', [tenantRoleSuite(release)]);
+    this.addUnitTests('address-controller_test.yaml', [operatorInstallSuite(ADDRESS_CONTROLLER, values[ADDRESS_CONTROLLER], release, [])]);
   }
 }

@@ -20,8 +20,12 @@ import { templatedObject } from '../helm/templated-object.js';
 export const POLICY_NAME = 'cozystack-metallb-address-policy';
 
 /**
- * Annotations MetalLB reads to choose an address or pool: the current ones and
- * the deprecated `metallb.universe.tf/` spellings MetalLB still honours.
+ * Annotations MetalLB reads to choose an address or pool. MetalLB v0.16.1 (the
+ * version Cozystack vendors; the e2e runs its controller) still honours the
+ * deprecated `metallb.universe.tf/` spellings: controller/service.go reads both
+ * through `valueForAnnotation(svc.Annotations, AnnotationLoadBalancerIPs,
+ * DeprecatedAnnotationLoadBalancerIPs)` and likewise for address-pool, so both
+ * prefixes stay fenced.
  */
 export const FENCED_ANNOTATIONS = [
   'metallb.io/loadBalancerIPs',
@@ -29,6 +33,37 @@ export const FENCED_ANNOTATIONS = [
   'metallb.universe.tf/loadBalancerIPs',
   'metallb.universe.tf/address-pool',
 ] as const;
+
+/** The policy's validations: a fenced key may only keep its old value (or go away). */
+export const FENCE_VALIDATIONS: readonly { expression: string; messageExpression: string; reason: 'Forbidden' }[] = [
+  ...FENCED_ANNOTATIONS.map((key) => ({
+    expression:
+      `!(${cel(key)} in variables.annotations) || ` +
+      `(${cel(key)} in variables.oldAnnotations && variables.oldAnnotations[${cel(key)}] == variables.annotations[${cel(key)}])`,
+    messageExpression:
+      `"only the metallb-iad driver may set or change the annotation ${key} on Services in namespace " + ` +
+      `object.metadata.namespace + ${cel(hint())}`,
+    reason: 'Forbidden' as const,
+  })),
+  {
+    expression: 'variables.loadBalancerIP == "" || variables.loadBalancerIP == variables.oldLoadBalancerIP',
+    messageExpression:
+      '"only the metallb-iad driver may set or change spec.loadBalancerIP on Services in namespace " + ' +
+      `object.metadata.namespace + ${cel(hint())}`,
+    reason: 'Forbidden',
+  },
+];
+
+/** Only tenant namespaces are fenced; `cozy-*` namespaces are trusted, as in Cozystack's own policies. */
+export const TENANT_NAMESPACE_CONDITION = { name: 'tenant-namespace', expression: 'object.metadata.namespace.startsWith("tenant-")' };
+
+/** The driver's exemption, by ServiceAccount username. */
+export function driverCondition(namespace: HelmOperand<string>, serviceAccount: HelmOperand<string>) {
+  return {
+    name: 'not-the-driver',
+    expression: Helm.printf('request.userInfo.username != "system:serviceaccount:%s:%s"', namespace, serviceAccount),
+  };
+}
 
 export interface MetallbAddressPolicyProps {
   /** Namespace of the driver's ServiceAccount. */
@@ -38,7 +73,6 @@ export interface MetallbAddressPolicyProps {
 }
 
 const LABELS = { 'internal.cozystack.io/managed-by-cozystack': '' };
-const hint = `; ask for an address with the annotation ${IP_ADDRESS_CLAIM_ANNOTATION} instead`;
 
 export class MetallbAddressPolicy extends Construct {
   constructor(scope: Construct, id: string, props: MetallbAddressPolicyProps) {
@@ -54,17 +88,7 @@ export class MetallbAddressPolicy extends Construct {
             { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['services'] },
           ],
         },
-        matchConditions: [
-          { name: 'tenant-namespace', expression: 'object.metadata.namespace.startsWith("tenant-")' },
-          {
-            name: 'not-the-driver',
-            expression: Helm.printf(
-              'request.userInfo.username != "system:serviceaccount:%s:%s"',
-              props.driverNamespace,
-              props.driverServiceAccount,
-            ),
-          },
-        ],
+        matchConditions: [TENANT_NAMESPACE_CONDITION, driverCondition(props.driverNamespace, props.driverServiceAccount)],
         variables: [
           {
             name: 'annotations',
@@ -76,6 +100,10 @@ export class MetallbAddressPolicy extends Construct {
             expression:
               'oldObject != null && has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}',
           },
+          // spec.loadBalancerIP is fenced too: MetalLB v0.16.1 still assigns it
+          // (getDesiredLbIPs in controller/service.go falls back to
+          // svc.Spec.LoadBalancerIP when no loadBalancerIPs annotation is set),
+          // so it is a pin as good as the annotation.
           { name: 'loadBalancerIP', expression: 'has(object.spec.loadBalancerIP) ? object.spec.loadBalancerIP : ""' },
           {
             name: 'oldLoadBalancerIP',
@@ -83,24 +111,7 @@ export class MetallbAddressPolicy extends Construct {
               'oldObject != null && has(oldObject.spec.loadBalancerIP) ? oldObject.spec.loadBalancerIP : ""',
           },
         ],
-        validations: [
-          ...FENCED_ANNOTATIONS.map((key) => ({
-            expression:
-              `!(${cel(key)} in variables.annotations) || ` +
-              `(${cel(key)} in variables.oldAnnotations && variables.oldAnnotations[${cel(key)}] == variables.annotations[${cel(key)}])`,
-            messageExpression:
-              `"only the metallb-iad driver may set or change the annotation ${key} on Services in namespace " + ` +
-              `object.metadata.namespace + ${cel(hint)}`,
-            reason: 'Forbidden',
-          })),
-          {
-            expression: 'variables.loadBalancerIP == "" || variables.loadBalancerIP == variables.oldLoadBalancerIP',
-            messageExpression:
-              '"only the metallb-iad driver may set or change spec.loadBalancerIP on Services in namespace " + ' +
-              `object.metadata.namespace + ${cel(hint)}`,
-            reason: 'Forbidden',
-          },
-        ],
+        validations: [...FENCE_VALIDATIONS],
       },
     });
     templatedObject<V1ValidatingAdmissionPolicyBinding>(this, 'Binding', {
@@ -110,6 +121,10 @@ export class MetallbAddressPolicy extends Construct {
       spec: { policyName: POLICY_NAME, validationActions: ['Deny'] },
     });
   }
+}
+
+function hint(): string {
+  return `; ask for an address with the annotation ${IP_ADDRESS_CLAIM_ANNOTATION} instead`;
 }
 
 /** A CEL string literal. */

@@ -8,6 +8,7 @@ import { defineValues } from '../helm/values.js';
 import { IMAGES, imageValues } from '../images.js';
 import { MetallbAddressPolicy } from './metallb-address-policy.js';
 import { INSTALL } from './sources.js';
+import { fenceGateSuite, fenceSuite, operatorInstallSuite, VAP_API } from './unit-tests.js';
 import { vendoredChartValues, WrapperChart } from './wrapper-chart.js';
 
 /** Cozystack runs MetalLB in cozy-metallb, not upstream's metallb-system. */
@@ -35,30 +36,52 @@ export const metallbIadPackageValuesSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-type PackageValues = Static<typeof metallbIadPackageValuesSchema>;
+export type MetallbIadPackageValues = Static<typeof metallbIadPackageValuesSchema>;
 
-export function metallbIadPackageDefaults(): PackageValues {
+export function metallbIadPackageDefaults(): MetallbIadPackageValues {
   return {
     [METALLB_IAD]: { image: imageValues(IMAGES.metallbIad), metallbNamespace: COZY_METALLB_NAMESPACE },
     admissionPolicy: { driverServiceAccount: { namespace: '', name: METALLB_IAD } },
   };
 }
 
+/** The vendored chart's values the package renders with. */
+interface DriverValues {
+  readonly metallbNamespace?: string;
+  readonly placeholderNamespace?: string;
+}
+
 export class MetallbIadPackage extends WrapperChart<typeof metallbIadPackageValuesSchema> {
-  constructor(scope: Construct, id: string, upstream: HelmChart<TObject>) {
+  constructor(scope: Construct, id: string, upstream: HelmChart<TObject>, values: MetallbIadPackageValues = metallbIadPackageDefaults()) {
     super(scope, id, {
       dir: INSTALL.metallbIad.dir,
+      namespace: INSTALL.metallbIad.namespace,
       upstream,
-      values: defineValues(metallbIadPackageValuesSchema, metallbIadPackageDefaults()),
+      values: defineValues(metallbIadPackageValuesSchema, values),
     });
-    const v = valuesOf<PackageValues>();
-    // ValidatingAdmissionPolicy is GA in admissionregistration.k8s.io/v1 from Kubernetes 1.30.
-    const file = this.addTemplate('metallb-address-policy.yaml', {
-      when: Capabilities.hasApi('admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy'),
-    });
+    const v = valuesOf<MetallbIadPackageValues>();
+    const file = this.addTemplate('metallb-address-policy.yaml', { when: Capabilities.hasApi(VAP_API) });
     new MetallbAddressPolicy(file, 'Policy', {
       driverNamespace: Pipeline.orDefault(v('admissionPolicy.driverServiceAccount.namespace'), Release.namespace),
       driverServiceAccount: v('admissionPolicy.driverServiceAccount.name'),
     });
+
+    const release = { name: INSTALL.metallbIad.releaseName, namespace: INSTALL.metallbIad.namespace };
+    const driver = values[METALLB_IAD] as DriverValues;
+    const upstreamDefaults = upstream.defaults as DriverValues;
+    // The chart's own defaults apply where the package does not override them.
+    const metallbNamespace = driver.metallbNamespace ?? upstreamDefaults.metallbNamespace;
+    const placeholderNamespace = (driver.placeholderNamespace ?? upstreamDefaults.placeholderNamespace) || release.namespace;
+    const sa = values.admissionPolicy.driverServiceAccount;
+    this.addUnitTests('metallb-iad_test.yaml', [
+      operatorInstallSuite(METALLB_IAD, values[METALLB_IAD], release, [
+        `--metallb-namespace=${metallbNamespace}`,
+        `--placeholder-namespace=${placeholderNamespace}`,
+      ]),
+    ]);
+    this.addUnitTests('metallb-address-policy_test.yaml', [
+      fenceSuite(release, { driverNamespace: sa.namespace || release.namespace, driverServiceAccount: sa.name }),
+      fenceGateSuite(release),
+    ]);
   }
 }

@@ -13,7 +13,7 @@ set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-v1.34.2}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.5}"
-METALLB_VERSION="${METALLB_VERSION:-v0.15.3}"
+METALLB_VERSION="${METALLB_VERSION:-v0.16.1}"
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$root/.cache/e2e/bin-kube${KUBE_VERSION}-etcd${ETCD_VERSION}-metallb${METALLB_VERSION}"

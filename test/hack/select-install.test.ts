@@ -2,7 +2,9 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { main, selectiveValues, catalogGraph } from '../../hack/select-install.js';
+import { parse } from 'yaml';
+import { main, recordFrom } from '../../hack/select-install.js';
+import { defaultGraph, recordedGraph, selectiveValues } from '../../constructs/platform/source-graph.js';
 import { REPO_ROOT } from '../support/synth.js';
 
 const POSTGRES =
@@ -73,10 +75,41 @@ describe('select-install', () => {
     expect(disabled).not.toContain('cozystack.cozystack-engine');
   });
 
-  it('the committed selective-install fixture is what select-install generates (npm run select-install -- --values postgres)', () => {
-    const committed = readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'selective-install-postgres-values.yaml'), 'utf8');
-    expect(committed, 'stale fixture: regenerate it with npm run -s select-install -- --values postgres > test/fixtures/selective-install-postgres-values.yaml').toBe(
-      selectiveValues(['postgres'], catalogGraph()),
-    );
+  it('refuses an empty selection for --disabled and --values instead of disabling everything', () => {
+    for (const mode of ['--disabled', '--values']) {
+      expect(() => main([mode])).toThrow('no suite given: a selective install needs at least one suite (none would disable every package, the engine included)');
+      expect(() => main([mode, '-'], () => '\n')).toThrow('no suite given');
+    }
+  });
+
+  it('the fixture in dist/packages is the postgres selection over the real graph, read as .bundles.disabledPackages[]', () => {
+    const path = join(REPO_ROOT, 'dist', 'packages', 'core', 'platform', 'tests', 'fixtures', 'selective-install-postgres-values.yaml');
+    const committed = readFileSync(path, 'utf8');
+    expect(committed).toBe(selectiveValues(['postgres'], defaultGraph(), recordedGraph().recordedFrom));
+    const disabled = (parse(committed) as { bundles: { disabledPackages: string[] } }).bundles.disabledPackages;
+    const needed = POSTGRES.trim().split(' ');
+    // Every PackageSource is either needed or disabled, never both.
+    expect([...disabled, ...needed].sort()).toEqual([...defaultGraph().keys()].sort());
+    expect(disabled.filter((name) => needed.includes(name))).toEqual([]);
+    expect(disabled).toEqual(expect.arrayContaining(['cozystack.metallb', 'cozystack.metallb-iad', 'cozystack.address-controller', 'cozystack.kubevirt']));
+  });
+});
+
+describe('the recorded platform graph', () => {
+  const snapshot = join(REPO_ROOT, '..', 'shared', 'cozystack-snapshot');
+
+  it('is the PackageSources of the Cozystack checkout it names (re-record with --record DIR)', () => {
+    const recorded = recordedGraph();
+    expect(Object.keys(recorded.sources).length).toBeGreaterThan(90);
+    expect(recordFrom(snapshot)).toEqual(recorded);
+  });
+
+  it('--validate passes on the real sources plus ours, read from their directories', () => {
+    const real = join(snapshot, 'packages', 'core', 'platform', 'sources');
+    const ours = join(REPO_ROOT, 'dist', 'packages', 'core', 'platform', 'sources');
+    expect(main(['--validate', '--sources-dir', real, '--sources-dir', ours])).toBe('');
+    expect(main(['postgres', '--sources-dir', real, '--sources-dir', ours])).toBe(POSTGRES);
+    // Without ours, the driver's suite maps to nothing: the universe is what the directories hold.
+    expect(() => main(['metallb-iad', '--sources-dir', real])).toThrow('suite "metallb-iad" maps to no PackageSource');
   });
 });

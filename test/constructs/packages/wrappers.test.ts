@@ -1,6 +1,11 @@
-import { join } from 'node:path';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
+import { REPO_ROOT } from '../../support/synth.js';
+import { writeFiles } from '../../../synth/output.js';
 import { synthesize } from '../../../synth/artifact.js';
 import { helm, renderChart, type KubeObject } from '../../support/helm.js';
 import { synthesizedArtifact } from '../../support/synth.js';
@@ -8,20 +13,59 @@ import { synthesizedArtifact } from '../../support/synth.js';
 const files = synthesize();
 const text = (path: string) => files.get(path) as string;
 const wrapperDir = (dir: string) => join(synthesizedArtifact(), 'packages', 'system', dir);
-const IMAGE_PIN = /^ghcr\.io\/cozystack\/cozystack\/(address-controller|metallb-iad):[^@]+@sha256:[0-9a-f]{64}$/;
+// Under ghcr.io/cozystack/ but outside ghcr.io/cozystack/cozystack/ (the platform's promotion), tag without a v.
+const IMAGE_PIN = /^ghcr\.io\/cozystack\/(address-controller|metallb-iad):[0-9][^@]*@sha256:[0-9a-f]{64}$/;
+const OPERATOR_VALUES = { _cluster: { 'root-host': 'example.org', 'bundle-name': 'isp-full', solver: 'http01', 'issuer-name': 'letsencrypt-prod' } };
+const operatorValuesFile = (() => {
+  const dir = mkdtempSync(join(tmpdir(), 'cozystack-values-'));
+  const file = join(dir, 'values.yaml');
+  writeFileSync(file, stringify(OPERATOR_VALUES));
+  return file;
+})();
 
 describe.each([
   ['address-controller', 'cozy-address-controller'],
   ['metallb-iad', 'cozy-metallb-iad'],
 ])('packages/system/%s', (dir, namespace) => {
-  it('is a cozy-<dir> umbrella chart at the placeholder version naming its vendored chart', () => {
-    expect(parse(text(`packages/system/${dir}/Chart.yaml`))).toEqual({
-      apiVersion: 'v2',
-      name: `cozy-${dir}`,
-      version: '0.0.0',
-      dependencies: [{ name: dir, version: '0.1.0' }],
-    });
+  it('is a cozy-<dir> umbrella chart at the placeholder version, without a dependencies block, as real wrappers are', () => {
+    const chart = text(`packages/system/${dir}/Chart.yaml`);
+    expect(parse(chart)).toEqual({ apiVersion: 'v2', name: `cozy-${dir}`, version: '0.0.0' });
+    // packages/system/Makefile finds its charts with grep -F 'version: 0.0.0'; fix-charts writes this line.
+    expect(chart.split('\n')).toContain('version: 0.0.0 # Placeholder, the actual version will be automatically set during the build process');
   });
+
+  it('has the Makefile of a real wrapper: NAME, NAMESPACE, package.mk, test and update', () => {
+    const makefile = text(`packages/system/${dir}/Makefile`);
+    expect(makefile).toMatch(new RegExp(`^export NAME=${dir}$`, 'm'));
+    expect(makefile).toMatch(/^export NAMESPACE=cozy-\$\(NAME\)$/m);
+    expect(makefile).toMatch(/^include \.\.\/\.\.\/\.\.\/hack\/package\.mk$/m);
+    expect(makefile).toMatch(/^test:\n\thelm unittest \.$/m);
+    expect(makefile).toMatch(/^update:$/m);
+    expect(`cozy-${dir}`).toBe(namespace);
+    const tests = [...files.keys()].filter((p) => p.startsWith(`packages/system/${dir}/tests/`));
+    expect(tests.length).toBeGreaterThan(0);
+    expect(tests.every((p) => p.endsWith('_test.yaml'))).toBe(true);
+  });
+
+  it('make update re-vendors charts/ from this project\'s synth', () => {
+    const work = mkdtempSync(join(tmpdir(), 'wrapper-update-'));
+    cpSync(wrapperDir(dir), join(work, 'packages', 'system', dir), { recursive: true });
+    cpSync(join(REPO_ROOT, '..', 'shared', 'cozystack-snapshot', 'hack', 'package.mk'), join(work, 'hack', 'package.mk'), { recursive: true });
+    const pkg = join(work, 'packages', 'system', dir);
+    rmSync(join(pkg, 'charts'), { recursive: true });
+    const refused = spawnSync('make', ['-s', 'update'], { cwd: pkg, encoding: 'utf8' });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain('update: set COZY_ADDRESSES to a cozy-addresses checkout');
+    const result = spawnSync('make', ['-s', 'update', `COZY_ADDRESSES=${REPO_ROOT}`], { cwd: pkg, encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const vendored = readdirSync(join(pkg, 'charts', dir), { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+    expect(vendored.length).toBeGreaterThan(5);
+    for (const entry of vendored) {
+      const path = relative(pkg, join(entry.parentPath, entry.name));
+      expect(readFileSync(join(pkg, path), 'utf8'), path).toBe(files.get(`packages/system/${dir}/${path}`));
+    }
+  }, 60_000);
 
   it('vendors the upstream chart verbatim under charts/', () => {
     const upstream = [...files.keys()].filter((p) => p.startsWith(`charts/${dir}/`));
@@ -33,10 +77,20 @@ describe.each([
     expect(vendored).toHaveLength(upstream.length);
   });
 
-  it('passes helm lint --strict', () => {
-    const result = helm('lint', '--strict', wrapperDir(dir));
-    expect(result.stdout).toContain('0 chart(s) failed');
+  it('renders with the cozystack-values the operator layers under every HelmRelease (_cluster at the root)', () => {
+    const result = helm('template', 'r', wrapperDir(dir), '--namespace', namespace, '-f', operatorValuesFile);
+    expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
+    expect(result.stdout).toContain('kind: Deployment');
+  });
+
+  it.each([
+    [`${dir}.controller.replicas=two`, /controller\.replicas: Invalid type/],
+    [`${dir}.controller.replica=2`, /controller: Additional property replica is not allowed/],
+  ])('still refuses a wrong type or an unknown key inside the keys it owns (--set %s)', (assignment, message) => {
+    const result = helm('template', 'r', wrapperDir(dir), '-f', operatorValuesFile, '--set', assignment);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(message);
   });
 
   it('pins the controller image as tag@sha256 in its own values.yaml', () => {
@@ -130,5 +184,44 @@ describe('PackageSources', () => {
     expect(text).not.toContain('GitRepository');
     // The only URLs are JSON Schema dialect identifiers, which nothing fetches.
     expect(text.replace(/"\$schema": "http:\/\/json-schema\.org\/draft-07\/schema#"/g, '')).not.toMatch(/https?:\/\//);
+  });
+});
+
+describe('overrides reach what ships: the wrapper follows every override of the chart it vendors', () => {
+  const TAG = `2.0.0@sha256:${'ab'.repeat(32)}`;
+  const out = mkdtempSync(join(tmpdir(), 'synth-overrides-'));
+  writeFiles(out, synthesize({ set: ['metallb-iad.metallbNamespace=my-lb', `metallb-iad.image.tag=${TAG}`, `address-controller.image.tag=${TAG}`] }));
+  const pkg = (dir: string) => join(out, 'packages', 'system', dir);
+  const args = (dir: string) =>
+    (renderChart(pkg(dir), '--namespace', `cozy-${dir}`, '-f', operatorValuesFile).find((o) => o.kind === 'Deployment') as KubeObject & {
+      spec: { template: { spec: { containers: { args: string[]; image: string }[] } } };
+    }).spec.template.spec.containers[0]!;
+
+  it('writes the override into the wrapper values.yaml, not only into the vendored chart', () => {
+    const values = parse(readFileSync(join(pkg('metallb-iad'), 'values.yaml'), 'utf8')) as Record<string, any>; // any: plain YAML
+    expect(values['metallb-iad'].metallbNamespace).toBe('my-lb');
+    expect(values['metallb-iad'].image.tag).toBe(TAG);
+  });
+
+  it('renders the package with the overridden namespace and image', () => {
+    expect(args('metallb-iad').args).toContain('--metallb-namespace=my-lb');
+    expect(args('metallb-iad').image).toBe(`ghcr.io/cozystack/metallb-iad:${TAG}`);
+    expect(args('address-controller').image).toBe(`ghcr.io/cozystack/address-controller:${TAG}`);
+  });
+
+  it('moves the shipped helm-unittest expectations with it', () => {
+    const suite = readFileSync(join(pkg('metallb-iad'), 'tests', 'metallb-iad_test.yaml'), 'utf8');
+    expect(suite).toContain('--metallb-namespace=my-lb');
+    expect(suite).not.toContain('--metallb-namespace=cozy-metallb');
+  });
+
+  it('addresses a wrapper by its chart name, with its own schema', () => {
+    const files = synthesize({ set: ['cozy-metallb-iad.admissionPolicy.driverServiceAccount.name=driver'] });
+    expect(files.get('packages/system/metallb-iad/values.yaml')).toContain('name: driver');
+    expect(() => synthesize({ set: ['cozy-metallb-iad.admissionPolicy.bogus=1'] })).toThrow(
+      'cozy-metallb-iad.admissionPolicy.bogus: unknown field',
+    );
+    // The open root is for what the platform injects at install, not for synth's own overrides.
+    expect(() => synthesize({ set: ['cozy-metallb-iad._cluster.x=1'] })).toThrow('cozy-metallb-iad._cluster: unknown field');
   });
 });

@@ -1,0 +1,197 @@
+/**
+ * The helm-unittest suites each package ships under tests/, run by its
+ * `make test` (and so by Cozystack's hack/helm-unit-tests.sh sweep). They are
+ * written from the same constants the templates are, with the values the package
+ * was synthesized with, so an override moves the expectation with the output.
+ */
+import { GROUP } from '../api/v1alpha1/group.js';
+import { FENCE_VALIDATIONS, POLICY_NAME, TENANT_NAMESPACE_CONDITION } from './metallb-address-policy.js';
+import { TENANT_AGGREGATION_PREFIX, TENANT_ROLES } from './tenant-roles.js';
+import type { UnitTestSuite } from './unit-test-suite.js';
+
+export interface Release {
+  readonly name: string;
+  readonly namespace: string;
+}
+
+/** The API the fence needs: GA in admissionregistration.k8s.io/v1 from Kubernetes 1.30. */
+export const VAP_API = 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
+
+/**
+ * A `_cluster` map of the shape the platform's `cozystack-values` Secret carries
+ * (packages/core/platform/templates/apps.yaml); the operator layers it under
+ * every HelmRelease, so each suite renders with it.
+ */
+export const OPERATOR_VALUES = {
+  _cluster: {
+    'root-host': 'example.org',
+    'bundle-name': 'isp-full',
+    solver: 'http01',
+    'issuer-name': 'letsencrypt-prod',
+  },
+} as const;
+
+/** The image of a vendored controller chart's values. */
+interface ControllerValues {
+  readonly image?: { readonly repository?: string; readonly tag?: string };
+}
+
+const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+export function tenantRoleSuite(release: Release): UnitTestSuite {
+  return {
+    suite: 'tenant access to IP address claims aggregates into the cozy:tenant roles',
+    templates: ['templates/tenant-clusterroles.yaml'],
+    release,
+    tests: [
+      { it: 'renders one ClusterRole per cozy:tenant role it feeds', asserts: [{ hasDocuments: { count: TENANT_ROLES.length } }] },
+      ...TENANT_ROLES.map((role) => ({
+        it: `${role.name} carries only the ${role.aggregateTo} label and grants ${role.verbs.join(', ')} on ipaddressclaims`,
+        documentSelector: { path: 'metadata.name', value: role.name },
+        asserts: [
+          { isKind: { of: 'ClusterRole' } },
+          { equal: { path: 'metadata.labels', value: { [`${TENANT_AGGREGATION_PREFIX}/${role.aggregateTo}`]: 'true' } } },
+          // Cluster-scoped IPAddress and IPAddressClass never reach a tenant.
+          { equal: { path: 'rules', value: [{ apiGroups: [GROUP], resources: ['ipaddressclaims'], verbs: [...role.verbs] }] } },
+        ],
+      })),
+    ],
+  };
+}
+
+/**
+ * The vendored controller as Cozystack's operator installs it: `_cluster` at
+ * the root is accepted, the keys the package owns still refuse a wrong type or
+ * an unknown key, the image is digest-pinned, and `args` carries what the
+ * package's values say.
+ */
+export function operatorInstallSuite(
+  chart: string,
+  values: unknown,
+  release: Release,
+  expectedArgs: readonly string[],
+): UnitTestSuite {
+  const image = (values as ControllerValues).image;
+  const ref = `${image?.repository}:${image?.tag}`;
+  const container = 'spec.template.spec.containers[0]';
+  return {
+    suite: `${chart} installed with the operator's cozystack-values`,
+    templates: [`charts/${chart}/templates/deployment.yaml`],
+    release,
+    set: OPERATOR_VALUES,
+    tests: [
+      {
+        it: 'accepts the _cluster map the operator injects at the root and installs into the release namespace',
+        asserts: [{ isKind: { of: 'Deployment' } }, { equal: { path: 'metadata.namespace', value: release.namespace } }],
+      },
+      {
+        it: 'pins the controller image by tag and digest, outside the platform registry that promotion retags',
+        asserts: [
+          { equal: { path: `${container}.image`, value: ref } },
+          { matchRegex: { path: `${container}.image`, pattern: '^ghcr\\.io/cozystack/[a-z0-9-]+:[0-9][^@]*@sha256:[0-9a-f]{64}$' } },
+        ],
+      },
+      ...expectedArgs.map((arg) => ({
+        it: `passes ${arg} from the package values`,
+        asserts: [{ contains: { path: `${container}.args`, content: arg } }],
+      })),
+      {
+        it: 'refuses a wrong type inside the keys the package owns',
+        set: { [`${chart}.controller.replicas`]: 'two' },
+        // helm 3 and helm-unittest word schema errors differently; both name the chart and the field.
+        asserts: [{ failedTemplate: { errorPattern: `${escapeRegex(chart)}:[\\s\\S]*controller[./]replicas` } }],
+      },
+      {
+        it: 'refuses an unknown key inside the keys the package owns',
+        set: { [`${chart}.controller.replica`]: 2 },
+        asserts: [{ failedTemplate: { errorPattern: "(?i)additional propert(y|ies) '?replica'? (is )?not allowed" } }],
+      },
+      {
+        it: 'refuses an image tag without a digest',
+        set: { [`${chart}.image.tag`]: '1.0.0' },
+        asserts: [{ failedTemplate: { errorPattern: '(?i)image[./]tag.*does not match pattern' } }],
+      },
+    ],
+  };
+}
+
+export interface FenceExpectation {
+  /** `system:serviceaccount:<ns>:<name>` of the driver as the package's values render it. */
+  readonly driverNamespace: string;
+  readonly driverServiceAccount: string;
+}
+
+/** The fence, with the ValidatingAdmissionPolicy API served. */
+export function fenceSuite(release: Release, driver: FenceExpectation): UnitTestSuite {
+  const policy = { path: 'kind', value: 'ValidatingAdmissionPolicy' };
+  const driverExpression = (ns: string, sa: string) => `request.userInfo.username != "system:serviceaccount:${ns}:${sa}"`;
+  return {
+    suite: 'the fence around MetalLB address annotations, where ValidatingAdmissionPolicy is served',
+    templates: ['templates/metallb-address-policy.yaml'],
+    release,
+    set: OPERATOR_VALUES,
+    capabilities: { apiVersions: [VAP_API] },
+    tests: [
+      { it: 'renders the policy and its Deny binding', asserts: [{ hasDocuments: { count: 2 } }] },
+      {
+        it: 'is scoped to tenant namespaces',
+        documentSelector: policy,
+        asserts: [
+          { equal: { path: 'metadata.name', value: POLICY_NAME } },
+          { contains: { path: 'spec.matchConditions', content: TENANT_NAMESPACE_CONDITION } },
+          {
+            equal: {
+              path: 'spec.matchConstraints.resourceRules[0]',
+              value: { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['services'] },
+            },
+          },
+        ],
+      },
+      {
+        it: 'exempts the driver ServiceAccount alone',
+        documentSelector: policy,
+        asserts: [
+          {
+            contains: {
+              path: 'spec.matchConditions',
+              content: { name: 'not-the-driver', expression: driverExpression(driver.driverNamespace, driver.driverServiceAccount) },
+            },
+          },
+        ],
+      },
+      {
+        it: 'follows the driver ServiceAccount the values name',
+        documentSelector: policy,
+        set: { 'admissionPolicy.driverServiceAccount': { namespace: 'cozy-lb', name: 'driver' } },
+        asserts: [
+          { contains: { path: 'spec.matchConditions', content: { name: 'not-the-driver', expression: driverExpression('cozy-lb', 'driver') } } },
+        ],
+      },
+      ...FENCE_VALIDATIONS.map((validation, index) => ({
+        it: `compares old and new value: ${validation.messageExpression.match(/may set or change (the annotation )?(\S+)/)?.[2]}`,
+        documentSelector: policy,
+        asserts: [{ equal: { path: `spec.validations[${index}]`, value: validation } }],
+      })),
+      {
+        it: 'denies, not only warns or audits',
+        documentSelector: { path: 'kind', value: 'ValidatingAdmissionPolicyBinding' },
+        asserts: [
+          { equal: { path: 'spec.policyName', value: POLICY_NAME } },
+          { equal: { path: 'spec.validationActions', value: ['Deny'] } },
+        ],
+      },
+    ],
+  };
+}
+
+/** The capability gate: per-test capabilities merge with a suite's, so the absent API gets its own suite. */
+export function fenceGateSuite(release: Release): UnitTestSuite {
+  return {
+    suite: 'the fence is not rendered where ValidatingAdmissionPolicy is not served',
+    templates: ['templates/metallb-address-policy.yaml'],
+    release,
+    set: OPERATOR_VALUES,
+    capabilities: { apiVersions: [] },
+    tests: [{ it: 'renders nothing without admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy', asserts: [{ hasDocuments: { count: 0 } }] }],
+  };
+}
