@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { helm } from '../support/helm.js';
+import { installAsOperator, replicateCozystackValues } from './support/operator.js';
 import { synthesizedArtifact } from '../support/synth.js';
 import { ADMIN, startCluster, type Cluster } from './support/cluster.js';
 import { startController, type ControllerProcess } from './support/controller-process.js';
@@ -41,8 +41,12 @@ beforeAll(async () => {
   for (const name of [NAMESPACE, 'tenant-a']) {
     await admin.core.createNamespace({ body: { metadata: { name } } });
   }
-  const install = helm('install', 'address-controller', join(synthesizedArtifact(), 'packages', 'system', 'address-controller'), '--namespace', NAMESPACE, '--kubeconfig', cluster.kubeconfig());
-  expect(install.stderr).toBe('');
+  await replicateCozystackValues(admin.core, NAMESPACE);
+  await installAsOperator(admin.core, cluster.kubeconfig(), {
+    release: 'address-controller',
+    namespace: NAMESPACE,
+    chartDir: join(synthesizedArtifact(), 'packages', 'system', 'address-controller'),
+  });
   await custom().createClusterCustomObject({
     group: GROUP, version: VERSION, plural: 'ipaddressclasses',
     body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClass', metadata: { name: 'public' }, spec: { provisioner: 'metallb.drivers.local.sdn.cozystack.io' } },

@@ -6,7 +6,8 @@
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { helm, renderChart } from '../support/helm.js';
+import { renderChart } from '../support/helm.js';
+import { installAsOperator, replicateCozystackValues } from './support/operator.js';
 import { synthesizedArtifact } from '../support/synth.js';
 import { ADMIN, startCluster, type Cluster } from './support/cluster.js';
 import { apis, dryRunApply, expectRejected, GROUP, VERSION } from './support/kube.js';
@@ -105,8 +106,8 @@ beforeAll(async () => {
     ['address-controller', 'address-controller', 'cozy-address-controller'],
     ['metallb-iad', 'metallb-iad', 'cozy-metallb-iad'],
   ] as const) {
-    const result = helm('install', release, chartDir('packages', 'system', dir), '--namespace', namespace, '--kubeconfig', cluster.kubeconfig());
-    expect(result.stderr, `helm install ${release}`).toBe('');
+    await replicateCozystackValues(admin.core, namespace);
+    await installAsOperator(admin.core, cluster.kubeconfig(), { release, namespace, chartDir: chartDir('packages', 'system', dir) });
   }
 }, 600_000);
 

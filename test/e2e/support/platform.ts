@@ -8,18 +8,19 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { familyOf, requestedFamilies } from '../../../controllers/address-controller/decisions.js';
-import { helm } from '../../support/helm.js';
 import { synthesizedArtifact } from '../../support/synth.js';
 import { binaries } from './binaries.js';
 import { ADMIN, startCluster, type Cluster } from './cluster.js';
 import { startController, type ControllerProcess } from './controller-process.js';
 import { apis, GROUP, VERSION } from './kube.js';
 import { freePort, waitFor } from './ports.js';
+import { installAsOperator, replicateCozystackValues } from './operator.js';
 import { start, type Started } from './processes.js';
 
 export const CORE_SA = 'system:serviceaccount:cozy-address-controller:address-controller';
 export const DRIVER_SA = 'system:serviceaccount:cozy-metallb-iad:metallb-iad';
 export const PLACEHOLDERS = 'cozy-metallb-iad';
+const METALLB_POD = 'metallb-controller';
 /** The label linking a placeholder to the IPAddress it holds (the driver's contract, restated on purpose). */
 export const LINK_LABEL = 'metallb.drivers.local.sdn.cozystack.io/ip-address';
 
@@ -59,14 +60,19 @@ export async function startPlatform(extraUsers: { name: string; groups: string[]
     }
   }
   for (const [release, namespace] of [['address-controller', 'cozy-address-controller'], ['metallb-iad', 'cozy-metallb-iad']] as const) {
-    const result = helm('install', release, join(synthesizedArtifact(), 'packages', 'system', release), '--namespace', namespace, '--kubeconfig', cluster.kubeconfig());
-    if (result.status !== 0) {
-      throw new Error(`helm install ${release}: ${result.stderr}`);
-    }
+    await replicateCozystackValues(admin.core, namespace);
+    await installAsOperator(admin.core, cluster.kubeconfig(), { release, namespace, chartDir: join(synthesizedArtifact(), 'packages', 'system', release) });
   }
+  // MetalLB >= v0.16 reads its own Pod at startup (owner of its ConfigurationState);
+  // with no kubelet here, a Pod object that never runs stands in for it.
+  await admin.core.createNamespacedPod({
+    namespace: 'cozy-metallb',
+    body: { metadata: { name: METALLB_POD }, spec: { containers: [{ name: 'controller', image: 'quay.io/metallb/controller:v0.16.1' }] } },
+  });
   const metallb = start('metallb-controller', bin.metallbController, [
     `--kubeconfig=${cluster.kubeconfig()}`,
     '--namespace=cozy-metallb',
+    `--pod-name=${METALLB_POD}`,
     '--webhook-mode=disabled',
     `--port=${await freePort()}`,
   ], cluster.dir);

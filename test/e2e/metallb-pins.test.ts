@@ -1,0 +1,91 @@
+/**
+ * What the fence must cover, asked of MetalLB itself: the controller the e2e
+ * runs is built from go.universe.tf/metallb at the version Cozystack vendors
+ * (v0.16.1). In a namespace outside the fence, each way of naming an address
+ * (metallb.io/ and metallb.universe.tf/ loadBalancerIPs, spec.loadBalancerIP)
+ * and of naming a pool gets a Service that address from a pool that assigns
+ * nothing by itself; in a tenant namespace the fence refuses each of them. If
+ * MetalLB stopped honouring one, its case here fails, and that clause of the
+ * fence (constructs/packages/metallb-address-policy.ts) can go. Also checks
+ * that the packages were installed as the operator installs them: the
+ * cozystack-values Secret's `_cluster` layered under the package's own values.
+ */
+import { spawnSync } from 'node:child_process';
+import type * as k8s from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveHelm } from '../../hack/helm.js';
+import { FENCED_ANNOTATIONS } from '../../constructs/packages/metallb-address-policy.js';
+import { expectRejected } from './support/kube.js';
+import { startPlatform, type Platform } from './support/platform.js';
+import { waitFor } from './support/ports.js';
+import { recordScenario } from './support/summary.js';
+
+const OUTSIDE = 'cozy-pins';
+const POOL = 'pins';
+let platform: Platform;
+
+const service = (name: string, namespace: string, pin: { annotations?: Record<string, string>; loadBalancerIP?: string }): k8s.V1Service => ({
+  metadata: { name, namespace, annotations: pin.annotations },
+  spec: { type: 'LoadBalancer', ports: [{ port: 80 }], loadBalancerIP: pin.loadBalancerIP },
+});
+const ingress = async (name: string) =>
+  (await platform.admin.core.readNamespacedService({ name, namespace: OUTSIDE })).status?.loadBalancer?.ingress?.map((i) => i.ip) ?? [];
+
+beforeAll(async () => {
+  platform = await startPlatform();
+  await platform.admin.core.createNamespace({ body: { metadata: { name: OUTSIDE } } });
+  await platform.admin.custom.createNamespacedCustomObject({
+    group: 'metallb.io', version: 'v1beta1', namespace: 'cozy-metallb', plural: 'ipaddresspools',
+    body: { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: POOL, namespace: 'cozy-metallb' }, spec: { addresses: ['198.51.100.0/28'], autoAssign: false } },
+  });
+}, 600_000);
+
+afterAll(async () => {
+  await platform?.stop();
+});
+
+const PINS: [string, { annotations?: Record<string, string>; loadBalancerIP?: string }, string][] = [
+  ['metallb.io/loadBalancerIPs', { annotations: { 'metallb.io/loadBalancerIPs': '198.51.100.2' } }, '198.51.100.2'],
+  ['metallb.universe.tf/loadBalancerIPs', { annotations: { 'metallb.universe.tf/loadBalancerIPs': '198.51.100.3' } }, '198.51.100.3'],
+  ['spec.loadBalancerIP', { loadBalancerIP: '198.51.100.4' }, '198.51.100.4'],
+  ['metallb.io/address-pool', { annotations: { 'metallb.io/address-pool': POOL } }, '198.51.100.'],
+  ['metallb.universe.tf/address-pool', { annotations: { 'metallb.universe.tf/address-pool': POOL } }, '198.51.100.'],
+];
+
+describe('MetalLB v0.16.1 honours every pin the fence covers', () => {
+  it.each(PINS)('%s gets a Service its address from a pool that assigns nothing by itself', async (what, pin, expected) => {
+    const name = what.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
+    await platform.admin.core.createNamespacedService({ namespace: OUTSIDE, body: service(name, OUTSIDE, pin) });
+    await waitFor(`${what} assigned`, async () => (await ingress(name)).some((ip) => ip?.startsWith(expected)), 60_000).catch((error: Error) => {
+      throw new Error(`${error.message}\nMetalLB's log ends:\n${platform.metallb.tail()}`);
+    });
+    recordScenario(`MetalLB honours ${what}`);
+  });
+
+  it('a Service naming neither address nor pool gets nothing from an autoAssign: false pool', async () => {
+    await platform.admin.core.createNamespacedService({ namespace: OUTSIDE, body: service('unpinned', OUTSIDE, {}) });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect(await ingress('unpinned')).toEqual([]);
+  });
+
+  it('the fence covers each of them in a tenant namespace', async () => {
+    expect([...FENCED_ANNOTATIONS].sort()).toEqual(PINS.map(([what]) => what).filter((w) => w.includes('/')).sort());
+    for (const [what, pin] of PINS) {
+      const name = `t-${what.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`;
+      await expectRejected(platform.admin.core.createNamespacedService({ namespace: 'tenant-a', body: service(name, 'tenant-a', pin) }), 403, what);
+    }
+  });
+});
+
+describe('installed as the operator installs them', () => {
+  it.each([
+    ['address-controller', 'cozy-address-controller'],
+    ['metallb-iad', 'cozy-metallb-iad'],
+  ])('%s carries the cozystack-values _cluster map under its own values', (release, namespace) => {
+    const result = spawnSync(resolveHelm(), ['get', 'values', release, '--namespace', namespace, '--kubeconfig', platform.cluster.kubeconfig(), '-o', 'json'], { encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    const values = JSON.parse(result.stdout) as { _cluster?: Record<string, string> };
+    expect(values._cluster?.['bundle-name']).toBe('isp-full');
+    expect(values._cluster?.['root-host']).toBeTruthy();
+  });
+});
