@@ -12,7 +12,7 @@
  * helm-unittest as a helm plugin) and helm as the tests find it (hack/helm.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IMAGES, imageValues, PLATFORM_REGISTRY } from '../constructs/images.js';
@@ -121,14 +121,27 @@ function systemMakefile(env: Env): StepResult {
 }
 
 function selectInstallValidate(env: Env): StepResult {
-  const suites = join(env.work, 'hack', 'e2e-chainsaw');
-  const suitesDir = existsSync(suites) ? suites : mkdtempSync(join(tmpdir(), 'no-suites-'));
-  const result = run(env, 'sh', ['hack/select-install.sh', '--validate', join(PLATFORM_CHART, 'sources'), suitesDir]);
-  return {
-    step: 'hack/select-install.sh --validate',
-    ok: result.status === 0,
-    detail: `${tail(result.stderr, 4)}${suitesDir === suites ? '' : ' (no hack/e2e-chainsaw in this checkout: graph only)'}`,
-  };
+  const result = run(env, 'sh', ['hack/select-install.sh', '--validate']);
+  return { step: 'hack/select-install.sh --validate', ok: result.status === 0, detail: tail(result.stderr, 4) };
+}
+
+/** Cozystack's bats suites over hack/ (`make bats-unit-tests` runs every hack/*.bats but hack/e2e-*.bats). */
+function batsSuites(env: Env): StepResult[] {
+  const suites = readdirSync(join(env.work, 'hack')).filter((f) => f.endsWith('.bats') && !f.startsWith('e2e-')).sort();
+  return suites.map((suite) => {
+    const tally = (dir: string) => {
+      const out = run(env, 'bats', ['--tap', join('hack', suite)], dir).stdout;
+      const failing = out.match(/^not ok \d+ .*$/gm) ?? [];
+      return { total: Number(out.match(/^1\.\.(\d+)$/m)?.[1] ?? 0), failed: failing.length, failing };
+    };
+    const before = tally(env.pristine);
+    const after = tally(env.work);
+    return {
+      step: `bats hack/${suite}`,
+      ok: after.total > 0 && after.failed === 0,
+      detail: `before the overlay ${before.total - before.failed}/${before.total}, after ${after.total - after.failed}/${after.total}${after.failing.length ? `: ${after.failing.join('; ')}` : ''}`,
+    };
+  });
 }
 
 /** The fixture, read as Cozystack reads it, against the real script's closure over the real sources. */
@@ -166,7 +179,6 @@ function fixture(env: Env): StepResult {
 }
 
 const OUR_REFS = Object.values(IMAGES).map((pin) => `${pin.repository}@${pin.digest}`);
-const OUR_REPOSITORIES = Object.values(IMAGES).map((pin) => pin.repository);
 
 function imageRefs(env: Env): StepResult {
   const result = run(env, 'sh', ['-c', '. hack/lib/image-refs.sh && collect_image_refs packages']);
@@ -179,10 +191,19 @@ function imageRefs(env: Env): StepResult {
   };
 }
 
+/** The repositories of the refs Cozystack's own enumeration finds in our packages' values. */
+function ourRepositories(env: Env): string[] {
+  const files = [INSTALL.addressController.dir, INSTALL.metallbIad.dir].map((dir) => `packages/system/${dir}/values.yaml`);
+  const result = run(env, 'sh', ['-c', `. hack/lib/image-refs.sh && for f in ${files.join(' ')}; do collect_refs_from_file "$f"; done`]);
+  // Shape 1 also yields a bare "<tag>@sha256:..." from a shape-3 tag; only refs with a repository count.
+  return [...new Set(result.stdout.trim().split('\n').filter((ref) => ref.includes('/')).map((ref) => ref.replace(/@.*$/, '').replace(/:[^/:]+$/, '')))];
+}
+
 function promoteRetag(env: Env): StepResult {
   const result = run(env, 'sh', ['hack/promote-retag.sh', 'v0.0.0-conformance', '--dry-run']);
   const output = result.stdout + result.stderr;
-  const selected = OUR_REPOSITORIES.filter((repo) => output.includes(repo));
+  const ours = ourRepositories(env);
+  const selected = ours.filter((repo) => new RegExp(`^▸ ${repo.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s`, 'm').test(output));
   const nothingOwned = /No cozystack-owned digest-pinned image refs found/.test(output);
   const ok = (result.status === 0 || nothingOwned) && selected.length === 0;
   const promoted = (output.match(/^▸ /gm) ?? []).length;
@@ -192,7 +213,7 @@ function promoteRetag(env: Env): StepResult {
     detail: selected.length
       ? `would retag ours: ${selected.join(', ')}`
       : ok
-        ? `selects ${promoted} ref(s) under ${PLATFORM_REGISTRY}/, none of ours`
+        ? `selects ${promoted} ref(s) under ${PLATFORM_REGISTRY}/, none of ours (${ours.join(', ')})`
         : tail(output, 4),
   };
 }
@@ -306,8 +327,8 @@ export function conformance(checkout: string, dist: string): { results: StepResu
   const pristine = copyCheckout(checkout, 'cozystack-pristine-');
   const work = copyCheckout(checkout, 'cozystack-conformance-');
   overlayPackages(work, join(dist, 'packages'));
-  const notes = stubCommonEnvs(work);
-  stubCommonEnvs(pristine);
+  const notes = stubTrimmed(work);
+  stubTrimmed(pristine);
   const helmHome = mkdtempSync(join(tmpdir(), 'conformance-helm-'));
   const env: Env = {
     work,
@@ -327,6 +348,7 @@ export function conformance(checkout: string, dist: string): { results: StepResu
     () => helmUnitTests(env),
     () => systemMakefile(env),
     () => selectInstallValidate(env),
+    () => batsSuites(env),
     () => fixture(env),
     () => imageRefs(env),
     () => promoteRetag(env),
@@ -347,18 +369,25 @@ export function conformance(checkout: string, dist: string): { results: StepResu
 }
 
 /**
- * A trimmed checkout (the snapshot) lacks hack/common-envs.mk, which every
- * package Makefile includes; without it `make -n test` fails and the sweep
- * skips the package. Its variables (REGISTRY, IMAGE_TAG, ...) decide neither
- * `test` nor CHARTS, so an empty stub stands in, in the copy only.
+ * What a trimmed checkout (the snapshot) lacks, stood in for in the copies only:
+ * hack/common-envs.mk, which every package Makefile includes (without it
+ * `make -n test` fails and the sweep skips the package; its REGISTRY and
+ * IMAGE_TAG decide neither `test` nor CHARTS), and hack/e2e-chainsaw, the suites
+ * `select-install.sh --validate` maps (empty: the graph is checked, no suite).
  */
-function stubCommonEnvs(checkout: string): StepResult[] {
-  const file = join(checkout, 'hack', 'common-envs.mk');
-  if (existsSync(file)) {
-    return [];
+function stubTrimmed(checkout: string): StepResult[] {
+  const notes: StepResult[] = [];
+  const envs = join(checkout, 'hack', 'common-envs.mk');
+  if (!existsSync(envs)) {
+    writeFileSync(envs, '');
+    notes.push({ step: 'hack/common-envs.mk', ok: true, detail: 'absent from this checkout: an empty stub in the copy, so package Makefiles load' });
   }
-  writeFileSync(file, '');
-  return [{ step: 'hack/common-envs.mk', ok: true, detail: 'absent from this checkout: an empty stub in the copy, so package Makefiles load' }];
+  const suites = join(checkout, 'hack', 'e2e-chainsaw');
+  if (!existsSync(suites)) {
+    mkdirSync(suites);
+    notes.push({ step: 'hack/e2e-chainsaw', ok: true, detail: 'absent from this checkout: an empty folder in the copy, so --validate checks the graph alone' });
+  }
+  return notes;
 }
 
 export function table(results: readonly StepResult[]): string {
