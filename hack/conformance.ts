@@ -344,23 +344,24 @@ export function conformance(checkout: string, dist: string): { results: StepResu
       LC_ALL: 'C',
     },
   };
-  const steps: (() => StepResult | StepResult[])[] = [
-    () => helmUnitTests(env),
-    () => systemMakefile(env),
-    () => selectInstallValidate(env),
-    () => batsSuites(env),
-    () => fixture(env),
-    () => imageRefs(env),
-    () => promoteRetag(env),
-    () => operatorValuesInstall(env),
-    () => variantGating(env),
+  const steps: [string, (env: Env) => StepResult | StepResult[]][] = [
+    ['helm-unittest', helmUnitTests],
+    ['packages/system/Makefile', systemMakefile],
+    ['hack/select-install.sh --validate', selectInstallValidate],
+    ['bats hack/*.bats', batsSuites],
+    ['selective-install fixture', fixture],
+    ['hack/lib/image-refs.sh', imageRefs],
+    ['hack/promote-retag.sh --dry-run', promoteRetag],
+    ['helm template with cozystack-values', operatorValuesInstall],
+    ['variant gating', variantGating],
   ];
-  const results = steps.flatMap((step) => {
+  const results = steps.flatMap(([name, step]) => {
     try {
-      return step();
+      return step(env);
     } catch (error) {
-      const lines = error instanceof ToolError ? error.lines.join('; ') : String((error as Error).stack ?? error);
-      return [{ step: step.toString().replace(/^\(\) => (\w+)\(env\)$/, '$1'), ok: false, detail: lines }];
+      // A check that cannot run is a failed check, said in its row.
+      const detail = error instanceof ToolError ? error.lines.join('; ') : String((error as Error).stack ?? error);
+      return [{ step: name, ok: false, detail }];
     }
   });
   rmSync(pristine, { recursive: true, force: true });

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { REPO_ROOT } from '../../support/synth.js';
 import { writeFiles } from '../../../synth/output.js';
+import { OPERATOR_VALUES } from '../../../constructs/packages/unit-tests.js';
 import { synthesize } from '../../../synth/artifact.js';
 import { helm, renderChart, type KubeObject } from '../../support/helm.js';
 import { synthesizedArtifact } from '../../support/synth.js';
@@ -15,7 +16,6 @@ const text = (path: string) => files.get(path) as string;
 const wrapperDir = (dir: string) => join(synthesizedArtifact(), 'packages', 'system', dir);
 // Under ghcr.io/cozystack/ but outside ghcr.io/cozystack/cozystack/ (the platform's promotion), tag without a v.
 const IMAGE_PIN = /^ghcr\.io\/cozystack\/(address-controller|metallb-iad):[0-9][^@]*@sha256:[0-9a-f]{64}$/;
-const OPERATOR_VALUES = { _cluster: { 'root-host': 'example.org', 'bundle-name': 'isp-full', solver: 'http01', 'issuer-name': 'letsencrypt-prod' } };
 const operatorValuesFile = (() => {
   const dir = mkdtempSync(join(tmpdir(), 'cozystack-values-'));
   const file = join(dir, 'values.yaml');
