@@ -17,14 +17,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
-import type { IPAddress, IPAddressClaim, IPAddressClass } from '../constructs/api/v1alpha1/index.js';
+import type { IPAddress, IPAddressClaim, IPAddressClass } from '../api/v1alpha1/index.js';
 import { CandidateIndex } from '../controllers/address-controller/candidates.js';
-import {
-  computeClaimStatus,
-  missingFamilies,
-  requestedFamilies,
-  resolveClass,
-} from '../controllers/address-controller/decisions.js';
+import { computeClaimStatus, missingFamilies, resolveClass } from '../controllers/address-controller/decisions.js';
+import { requestedFamilies } from '../api/v1alpha1/index.js';
 import { synthesize } from '../synth/artifact.js';
 import { DriverClaimReconciler } from '../controllers/metallb-iad/claim-reconciler.js';
 import { ServiceReconciler } from '../controllers/metallb-iad/service-reconciler.js';

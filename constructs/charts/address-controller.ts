@@ -1,8 +1,8 @@
 /** The upstream chart of the core: CRDs plus the class-agnostic address-controller. */
 import type { Static } from '@sinclair/typebox';
 import type { Construct } from 'constructs';
-import { KINDS } from '../api/v1alpha1/index.js';
-import { GROUP } from '../api/v1alpha1/group.js';
+import { KINDS } from '../../api/v1alpha1/schema/index.js';
+import { GROUP } from '../../api/v1alpha1/group.js';
 import { ControllerChart } from '../controller/controller-chart.js';
 import type { RbacRule } from '../controller/rbac.js';
 import { controllerDefaults, controllerValuesSchema } from '../controller/values.js';

@@ -2,7 +2,7 @@
 import type { V1Namespace } from '@kubernetes/client-node';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Construct } from 'constructs';
-import { GROUP } from '../api/v1alpha1/group.js';
+import { GROUP } from '../../api/v1alpha1/group.js';
 import { ControllerChart } from '../controller/controller-chart.js';
 import { commonLabels } from '../controller/labels.js';
 import type { RbacRule } from '../controller/rbac.js';

@@ -1,6 +1,6 @@
 /** The values every controller chart shares: image, replicas, probes, resources, placement. */
 import { Type, type Static, type TProperties } from '@sinclair/typebox';
-import { NonEmptyString, StringEnum } from '../api/schema.js';
+import { NonEmptyString, StringEnum } from '../../api/typebox/schema.js';
 import { IMAGE_TAG_PATTERN, imageValues, type ImagePin } from '../images.js';
 
 const closed = { additionalProperties: false } as const;

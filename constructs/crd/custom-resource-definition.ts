@@ -1,8 +1,8 @@
 /** A CustomResourceDefinition generated from a typed kind definition. */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import type { KindDefinition } from '../api/kind.js';
-import { toOpenApi } from '../api/schema.js';
+import type { KindDefinition } from '../../api/typebox/kind.js';
+import { toOpenApi } from '../../api/typebox/schema.js';
 
 export interface CustomResourceDefinitionProps {
   /** The kind to define. */

@@ -5,7 +5,7 @@
  */
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
-import { toOpenApi } from '../api/schema.js';
+import { toOpenApi } from '../../api/typebox/schema.js';
 
 export interface ValuesDefinition<S extends TObject = TObject> {
   /** The schema of `.Values`; objects reject unknown keys unless they say otherwise. */

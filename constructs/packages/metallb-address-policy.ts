@@ -13,7 +13,7 @@
  */
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import { Construct } from 'constructs';
-import { IP_ADDRESS_CLAIM_ANNOTATION } from '../api/v1alpha1/well-known.js';
+import { IP_ADDRESS_CLAIM_ANNOTATION } from '../../api/v1alpha1/well-known.js';
 import { Helm, type HelmOperand } from '../helm/expr.js';
 import { templatedObject } from '../helm/templated-object.js';
 

@@ -8,7 +8,7 @@
  */
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { GROUP } from '../api/v1alpha1/group.js';
+import { GROUP } from '../../api/v1alpha1/group.js';
 
 const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'update', 'patch', 'delete'];

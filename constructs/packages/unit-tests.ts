@@ -4,7 +4,7 @@
  * written from the same constants the templates are, with the values the package
  * was synthesized with, so an override moves the expectation with the output.
  */
-import { GROUP } from '../api/v1alpha1/group.js';
+import { GROUP } from '../../api/v1alpha1/group.js';
 import { FENCE_VALIDATIONS, POLICY_NAME, TENANT_NAMESPACE_CONDITION } from './metallb-address-policy.js';
 import { TENANT_AGGREGATION_PREFIX, TENANT_ROLES } from './tenant-roles.js';
 import type { UnitTestSuite } from './unit-test-suite.js';

@@ -1,9 +1,10 @@
 /** The address pass (address-controller-api.md §8). */
-import { ADDRESS_PROTECTION_FINALIZER } from '../../constructs/api/v1alpha1/index.js';
+import { ADDRESS_PROTECTION_FINALIZER } from '../../api/v1alpha1/index.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { isNotFound } from '../runtime/kube.js';
 import { withMeta } from './claim-reconciler.js';
-import { decideAddress, deletionBlocked, familyOf } from './decisions.js';
+import { decideAddress, deletionBlocked } from './decisions.js';
+import { familyOf } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
 
 export class AddressReconciler {

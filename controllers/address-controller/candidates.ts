@@ -3,8 +3,9 @@
  * name, so choosing the lexicographically smallest candidate is a lookup, not
  * a scan of every address.
  */
-import type { IPAddress } from '../../constructs/api/v1alpha1/index.js';
-import { familyOf, isCandidate, type Family } from './decisions.js';
+import type { IPAddress } from '../../api/v1alpha1/index.js';
+import { isCandidate } from './decisions.js';
+import { familyOf, type Family } from '../../api/ip.js';
 
 export class CandidateIndex {
   private readonly buckets = new Map<string, string[]>();

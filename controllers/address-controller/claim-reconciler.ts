@@ -1,25 +1,16 @@
 /** The claim pass (address-controller-api.md §7): I/O around the pure decisions. */
-import {
+import { CONDITION,
   CLAIM_PROTECTION_FINALIZER,
   PROVISIONER_ANNOTATION,
   type IPAddress,
   type IPAddressClaim,
-} from '../../constructs/api/v1alpha1/index.js';
+} from '../../api/v1alpha1/index.js';
 import { deepEqual } from '../runtime/equal.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { isConflict, isNotFound } from '../runtime/kube.js';
-import {
-  boundAddresses,
-  computeClaimStatus,
-  isCandidate,
-  missingFamilies,
-  reclaimAction,
-  requestedFamilies,
-  resolveClass,
-  type ClassResolution,
-  type Family,
-  type MatchContext,
-} from './decisions.js';
+import { computeClaimStatus, isCandidate, missingFamilies, reclaimAction, resolveClass, type ClassResolution, type MatchContext } from './decisions.js';
+import { boundAddresses, requestedFamilies } from '../../api/v1alpha1/index.js';
+import { type Family } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
 
 export class ClaimReconciler {
@@ -166,13 +157,13 @@ export class ClaimReconciler {
     status: NonNullable<IPAddressClaim['status']>,
     match: MatchContext,
   ): void {
-    const before = previous?.conditions?.find((c) => c.type === 'ClassResolved');
-    const after = status.conditions?.find((c) => c.type === 'ClassResolved');
+    const before = previous?.conditions?.find((c) => c.type === CONDITION.classResolved);
+    const after = status.conditions?.find((c) => c.type === CONDITION.classResolved);
     if (after?.status === 'False' && (before?.reason !== after.reason || before.message !== after.message)) {
       this.events.event(claim, 'Warning', after.reason, after.message);
     }
-    const boundBefore = previous?.conditions?.find((c) => c.type === 'Bound');
-    const boundAfter = status.conditions?.find((c) => c.type === 'Bound');
+    const boundBefore = previous?.conditions?.find((c) => c.type === CONDITION.bound);
+    const boundAfter = status.conditions?.find((c) => c.type === CONDITION.bound);
     if (boundAfter?.reason === 'InvalidFamily' && boundBefore?.reason !== 'InvalidFamily') {
       this.events.event(claim, 'Warning', boundAfter.reason, boundAfter.message);
     }

@@ -6,12 +6,12 @@ import {
   type IPAddress,
   type IPAddressClaim,
   type IPAddressClass,
-} from '../../constructs/api/v1alpha1/index.js';
+} from '../../api/v1alpha1/index.js';
 import { Informer } from '../runtime/informer.js';
 import { CustomResourceClient } from '../runtime/kube.js';
 import type { Logger } from '../runtime/log.js';
 import { CandidateIndex } from './candidates.js';
-import type { Family } from './decisions.js';
+import type { Family } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
 
 /** Index name of addresses by the claim their claimRef names, `<namespace>/<name>`. */

@@ -4,7 +4,7 @@
  *                        or, without one, to every claim not Bound; classes to every claim not Bound.
  *   address controller ← addresses; claims map to the addresses referencing them.
  */
-import type { IPAddress, IPAddressClaim } from '../../constructs/api/v1alpha1/index.js';
+import type { IPAddress, IPAddressClaim } from '../../api/v1alpha1/index.js';
 import { Controller } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { keyOf, splitKey } from '../runtime/kube.js';

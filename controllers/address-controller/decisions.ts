@@ -3,67 +3,20 @@
  * no I/O, no clock except the `now` passed in. The reconcilers only read the
  * cluster, call these, and write what they return.
  */
-import { isIP } from 'node:net';
+import { familyOf, type Family } from '../../api/ip.js';
 import {
+  BOUND_REASON,
+  CLASS_RESOLUTION,
+  CONDITION,
   DEFAULT_CLASS_ANNOTATION,
+  type ClassResolutionFailure,
   type AddressPhase,
   type Condition,
   type IPAddress,
   type IPAddressClaim,
   type IPAddressClaimStatus,
   type IPAddressClass,
-} from '../../constructs/api/v1alpha1/index.js';
-
-export type Family = 'IPv4' | 'IPv6';
-
-/** IPv4 and IPv4-mapped IPv6 count as IPv4; anything unparsable has no family. */
-export function familyOf(address: string): Family | undefined {
-  const kind = isIP(address);
-  if (kind === 4) {
-    return 'IPv4';
-  }
-  if (kind === 6) {
-    return /^::ffff:(\d{1,3}\.){3}\d{1,3}$/i.test(address) || /^::ffff:[0-9a-f]{1,4}:[0-9a-f]{1,4}$/i.test(address)
-      ? 'IPv4'
-      : 'IPv6';
-  }
-  return undefined;
-}
-
-/** The families a claim asks for; undefined for a family the API does not know. */
-export function requestedFamilies(family: string | undefined): Family[] | undefined {
-  switch (family ?? 'IPv4') {
-    case 'IPv4':
-      return ['IPv4'];
-    case 'IPv6':
-      return ['IPv6'];
-    case 'Dual':
-      return ['IPv4', 'IPv6'];
-    default:
-      return undefined;
-  }
-}
-
-/**
- * The addresses bound to this claim: claimRef names it, not being deleted, and
- * the ref's UID empty (a driver's pre-binding) or this claim's (not a stale
- * binding left by an earlier claim of the same name).
- */
-export function boundAddresses(claim: IPAddressClaim, candidates: readonly IPAddress[]): IPAddress[] {
-  const { namespace, name, uid } = claim.metadata;
-  return candidates
-    .filter((a) => {
-      const ref = a.spec.claimRef;
-      return (
-        ref !== undefined &&
-        ref.namespace === namespace &&
-        ref.name === name &&
-        !a.metadata.deletionTimestamp &&
-        (!ref.uid || ref.uid === uid)
-      );
-    })
-    .sort(byName);
-}
+} from '../../api/v1alpha1/index.js';
 
 /** Requested families without a bound, non-Lost address of that family. */
 export function missingFamilies(requested: readonly Family[], bound: readonly IPAddress[]): Family[] {
@@ -77,7 +30,7 @@ export type ClassResolution =
   | { readonly ok: true; readonly class: IPAddressClass }
   | {
       readonly ok: false;
-      readonly reason: 'ClassNotFound' | 'NoDefaultClass' | 'MultipleDefaultClasses' | 'InvalidClass';
+      readonly reason: ClassResolutionFailure;
       readonly message: string;
     };
 
@@ -88,7 +41,7 @@ export function resolveClass(claim: IPAddressClaim, classes: readonly IPAddressC
   if (named) {
     found = classes.find((c) => c.metadata.name === named);
     if (!found) {
-      return { ok: false, reason: 'ClassNotFound', message: `IPAddressClass "${named}" not found` };
+      return { ok: false, reason: CLASS_RESOLUTION.classNotFound, message: `IPAddressClass "${named}" not found` };
     }
   } else {
     const defaults = classes
@@ -98,21 +51,21 @@ export function resolveClass(claim: IPAddressClaim, classes: readonly IPAddressC
     if (defaults.length === 0) {
       return {
         ok: false,
-        reason: 'NoDefaultClass',
+        reason: CLASS_RESOLUTION.noDefaultClass,
         message: `no className given and no IPAddressClass is annotated ${DEFAULT_CLASS_ANNOTATION}="true"`,
       };
     }
     if (defaults.length > 1) {
       return {
         ok: false,
-        reason: 'MultipleDefaultClasses',
+        reason: CLASS_RESOLUTION.multipleDefaultClasses,
         message: `no className given and ${defaults.length} IPAddressClasses are marked default: ${defaults.join(', ')}`,
       };
     }
     found = classes.find((c) => c.metadata.name === defaults[0]);
   }
   if (!found!.spec?.provisioner) {
-    return { ok: false, reason: 'InvalidClass', message: `IPAddressClass "${found!.metadata.name}" has no spec.provisioner` };
+    return { ok: false, reason: CLASS_RESOLUTION.invalidClass, message: `IPAddressClass "${found!.metadata.name}" has no spec.provisioner` };
   }
   return { ok: true, class: found! };
 }
@@ -166,11 +119,11 @@ export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInp
   let className = previous.className;
   if (inputs.resolution?.ok) {
     className = inputs.resolution.class.metadata.name;
-    conditions.push(condition('ClassResolved', 'True', 'Resolved', `resolved to IPAddressClass "${className}"`));
+    conditions.push(condition(CONDITION.classResolved, 'True', CLASS_RESOLUTION.resolved, `resolved to IPAddressClass "${className}"`));
   } else if (inputs.resolution) {
-    conditions.push(condition('ClassResolved', 'False', inputs.resolution.reason, inputs.resolution.message));
+    conditions.push(condition(CONDITION.classResolved, 'False', inputs.resolution.reason, inputs.resolution.message));
   } else {
-    const old = keep('ClassResolved');
+    const old = keep(CONDITION.classResolved);
     if (old) {
       conditions.push(old);
     }
@@ -180,15 +133,15 @@ export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInp
   if (!inputs.requested) {
     phase = 'Pending';
     conditions.push(
-      condition('Bound', 'False', 'InvalidFamily', `spec.family "${claim.spec.family}" is not one of IPv4, IPv6, Dual`),
+      condition(CONDITION.bound, 'False', BOUND_REASON.invalidFamily, `spec.family "${claim.spec.family}" is not one of IPv4, IPv6, Dual`),
     );
   } else if (inputs.missing.length === 0) {
     phase = 'Bound';
-    conditions.push(condition('Bound', 'True', 'Bound', `bound to ${inputs.bound.map((a) => a.metadata.name).join(', ')}`));
+    conditions.push(condition(CONDITION.bound, 'True', BOUND_REASON.bound, `bound to ${inputs.bound.map((a) => a.metadata.name).join(', ')}`));
   } else if (previous.phase === 'Bound' || previous.phase === 'Lost') {
     phase = 'Lost';
     conditions.push(
-      condition('Bound', 'False', 'AddressLost', `no usable ${inputs.missing.join(' and ')} address is bound any more`),
+      condition(CONDITION.bound, 'False', BOUND_REASON.addressLost, `no usable ${inputs.missing.join(' and ')} address is bound any more`),
     );
   } else {
     phase = 'Pending';
@@ -198,7 +151,7 @@ export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInp
       : inputs.match.provisioner
         ? `waiting for provisioner "${inputs.match.provisioner}" to provide ${families}`
         : `waiting for class resolution before provisioning ${families}`;
-    conditions.push(condition('Bound', 'False', 'WaitingForProvisioning', message));
+    conditions.push(condition(CONDITION.bound, 'False', BOUND_REASON.waitingForProvisioning, message));
   }
 
   const status: IPAddressClaimStatus = {
@@ -255,10 +208,4 @@ export function deletionBlocked(address: IPAddress, claim: IPAddressClaim | unde
       (!ref.uid || ref.uid === claim.metadata.uid) &&
       !claim.metadata.deletionTimestamp,
   );
-}
-
-function byName(a: IPAddress, b: IPAddress): number {
-  const x = a.metadata.name ?? '';
-  const y = b.metadata.name ?? '';
-  return x < y ? -1 : x > y ? 1 : 0;
 }

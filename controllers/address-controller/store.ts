@@ -4,8 +4,8 @@
  * stale write fails with 409 and the key is retried. Implemented over
  * informers and the API (cluster-store.ts), and in memory for unit tests.
  */
-import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
-import type { Family } from './decisions.js';
+import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../api/v1alpha1/index.js';
+import type { Family } from '../../api/ip.js';
 
 export interface AddressStore {
   claim(namespace: string, name: string): IPAddressClaim | undefined;

@@ -4,8 +4,8 @@
  * held by a pinned placeholder, so MetalLB cannot give it away.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { METALLB_TEARDOWN_FINALIZER, type IPAddress } from '../../constructs/api/v1alpha1/index.js';
-import { familyOf } from '../address-controller/decisions.js';
+import { METALLB_TEARDOWN_FINALIZER, type IPAddress } from '../../api/v1alpha1/index.js';
+import { familyOf } from '../../api/ip.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { isAlreadyExists } from '../runtime/kube.js';
 import {
@@ -20,7 +20,7 @@ import {
   reservationExists,
   servedBy,
 } from './decisions.js';
-import { rangeContains } from './ip.js';
+import { rangeContains } from '../../api/ip.js';
 import type { DriverCluster } from './cluster.js';
 import { holderLive, releaseHolds } from './holds.js';
 

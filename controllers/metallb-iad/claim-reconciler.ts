@@ -6,13 +6,14 @@
  * completed by the next pass.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import {
+import { BOUND_REASON, CONDITION,
   METALLB_TEARDOWN_FINALIZER,
   PROVISIONER_ANNOTATION,
   type IPAddress,
   type IPAddressClaim,
-} from '../../constructs/api/v1alpha1/index.js';
-import { boundAddresses, familyOf, requestedFamilies, type Family } from '../address-controller/decisions.js';
+} from '../../api/v1alpha1/index.js';
+import { boundAddresses, requestedFamilies } from '../../api/v1alpha1/index.js';
+import { familyOf, type Family } from '../../api/ip.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { isAlreadyExists } from '../runtime/kube.js';
@@ -54,8 +55,8 @@ export class DriverClaimReconciler {
     }
     // Reserve only once the core has looked and found nothing to match: otherwise an Available
     // address the core is about to bind and a fresh reservation would both land on the claim.
-    const boundCondition = claim.status?.conditions?.find((c) => c.type === 'Bound');
-    if (boundCondition?.reason !== 'WaitingForProvisioning') {
+    const boundCondition = claim.status?.conditions?.find((c) => c.type === CONDITION.bound);
+    if (boundCondition?.reason !== BOUND_REASON.waitingForProvisioning) {
       await this.cleanupOrphans(namespace, name);
       return;
     }

@@ -1,9 +1,9 @@
 /** Renders one IPAddressPool (autoAssign false) and L2Advertisement per served class (metallb-iad.md §3). */
 import type { ReconcileResult } from '../runtime/controller.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
-import type { IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
+import type { IPAddressClass } from '../../api/v1alpha1/index.js';
 import { parseClassParameters, renderBackend, servedBy } from './decisions.js';
-import { rangesOverlap, type IpRange } from './ip.js';
+import { rangesOverlap, type IpRange } from '../../api/ip.js';
 import type { DriverCluster } from './cluster.js';
 
 export class ClassReconciler {

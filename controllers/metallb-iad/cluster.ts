@@ -1,6 +1,6 @@
 /** What the driver's reconcilers read and write: the cluster (store.ts) or memory (unit tests). */
 import type { V1Service } from '@kubernetes/client-node';
-import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
+import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../api/v1alpha1/index.js';
 import type { KubeObject } from '../runtime/kube.js';
 
 export interface MetallbObject extends KubeObject {

@@ -9,7 +9,7 @@
  *              the Services naming their claim
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { PROVISIONER_ANNOTATION, type IPAddress, type IPAddressClaim } from '../../constructs/api/v1alpha1/index.js';
+import { PROVISIONER_ANNOTATION, type IPAddress, type IPAddressClaim } from '../../api/v1alpha1/index.js';
 import { Controller, type Reconcile } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { keyOf, splitKey } from '../runtime/kube.js';

@@ -4,10 +4,10 @@
  * conflict rules. MetalLB is the allocator of record: nothing here picks an IP.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import type { IPAddress, IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
-import { METALLB_PROVISIONER } from '../../constructs/api/v1alpha1/index.js';
+import type { IPAddress, IPAddressClass } from '../../api/v1alpha1/index.js';
+import { METALLB_PROVISIONER } from '../../api/v1alpha1/index.js';
 import type { KubeObject } from '../runtime/kube.js';
-import { canonicalIp, parseRange, rangeContains, type IpRange } from './ip.js';
+import { canonicalIp, parseRange, rangeContains, type IpRange } from '../../api/ip.js';
 
 export const DRIVER = METALLB_PROVISIONER;
 export const PLACEHOLDER_LABEL = `${DRIVER}/placeholder`;

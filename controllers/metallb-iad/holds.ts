@@ -1,5 +1,5 @@
 /** Reads and writes on holds that the address and Service passes share. */
-import type { AssociatedTo } from '../../constructs/api/v1alpha1/index.js';
+import type { AssociatedTo } from '../../api/v1alpha1/index.js';
 import type { DriverCluster } from './cluster.js';
 
 /** Whether the workload an address is associated with is still there (a non-Service holder always counts). */

@@ -5,11 +5,11 @@
  * its address in Conflict.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, type IPAddress } from '../../constructs/api/v1alpha1/index.js';
+import { IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, type IPAddress } from '../../api/v1alpha1/index.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { withoutPin } from './address-reconciler.js';
 import { DRIVER, PINNED_ANNOTATION, PIN_ANNOTATION, asObject, authorizes, ingressIps, isPlaceholder } from './decisions.js';
-import { compareIps } from './ip.js';
+import { compareIps } from '../../api/ip.js';
 import type { DriverCluster } from './cluster.js';
 import { holderLive, releaseHolds } from './holds.js';
 

@@ -9,7 +9,7 @@ import {
   type IPAddress,
   type IPAddressClaim,
   type IPAddressClass,
-} from '../../constructs/api/v1alpha1/index.js';
+} from '../../api/v1alpha1/index.js';
 import { Informer } from '../runtime/informer.js';
 import { CustomResourceClient, isNotFound, type KubeObject } from '../runtime/kube.js';
 import type { Logger } from '../runtime/log.js';

@@ -6,8 +6,8 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { familyOf } from '../../controllers/address-controller/decisions.js';
-import { compareIps } from '../../controllers/metallb-iad/ip.js';
+import { familyOf } from '../../api/ip.js';
+import { compareIps } from '../../api/ip.js';
 import { createClaim, createClass, crd, expectAccounted, holdsOf, startPlatform, type Cr, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
 import { recordScenario } from './support/summary.js';

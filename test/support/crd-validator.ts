@@ -9,7 +9,7 @@ import { Ajv, type AnySchemaObject } from 'ajv';
 import type { DataValidateFunction } from 'ajv/dist/types/index.js';
 import addFormats from 'ajv-formats';
 import { CustomResourceDefinition } from '../../constructs/crd/custom-resource-definition.js';
-import type { KindDefinition } from '../../constructs/api/kind.js';
+import type { KindDefinition } from '../../api/typebox/kind.js';
 
 export interface ValidationResult {
   readonly errors: string[];

@@ -7,7 +7,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { V1Service } from '@kubernetes/client-node';
-import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
+import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../api/v1alpha1/index.js';
 import type { DriverCluster, MetallbObject } from '../../controllers/metallb-iad/cluster.js';
 import { CLAIM_NAMESPACE_ANNOTATION, CLAIM_NAME_ANNOTATION, IP_ADDRESS_LABEL, PLACEHOLDER_LABEL, ingressIps, poolName } from '../../controllers/metallb-iad/decisions.js';
 

@@ -5,9 +5,9 @@
  * generation bumps. Real API behaviour is covered by test/e2e.
  */
 import * as k8s from '@kubernetes/client-node';
-import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../constructs/api/v1alpha1/index.js';
+import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../api/v1alpha1/index.js';
 import { CandidateIndex } from '../../controllers/address-controller/candidates.js';
-import type { Family } from '../../controllers/address-controller/decisions.js';
+import type { Family } from '../../api/ip.js';
 import type { AddressStore } from '../../controllers/address-controller/store.js';
 import type { EventRecorder, EventType } from '../../controllers/runtime/events.js';
 import type { KubeObject } from '../../controllers/runtime/kube.js';

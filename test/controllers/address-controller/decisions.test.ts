@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CandidateIndex } from '../../../controllers/address-controller/candidates.js';
-import { decideAddress, familyOf, missingFamilies, reclaimAction, requestedFamilies } from '../../../controllers/address-controller/decisions.js';
+import { decideAddress, missingFamilies, reclaimAction } from '../../../controllers/address-controller/decisions.js';
+import { requestedFamilies } from '../../../api/v1alpha1/index.js';
+import { familyOf } from '../../../api/ip.js';
 import { address, available, claim, ref } from './fixtures.js';
 
 describe('familyOf', () => {

@@ -1,6 +1,6 @@
 /** The Go suite's fixtures (metallb-iad.md §14). */
 import type { V1Service } from '@kubernetes/client-node';
-import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../../constructs/api/v1alpha1/index.js';
+import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../../api/v1alpha1/index.js';
 import { DriverAddressReconciler } from '../../../controllers/metallb-iad/address-reconciler.js';
 import { DriverClaimReconciler } from '../../../controllers/metallb-iad/claim-reconciler.js';
 import { ClassReconciler } from '../../../controllers/metallb-iad/class-reconciler.js';

@@ -1,13 +1,10 @@
 /** IPAddressClaim: a tenant's namespaced request for an address (PersistentVolumeClaim analog). */
 import { Type, type Static } from '@sinclair/typebox';
-import type { V1ObjectMeta } from '@kubernetes/client-node';
-import { AGE_COLUMN, type KindDefinition } from '../kind.js';
-import { StringEnum } from '../schema.js';
+import { AGE_COLUMN, type KindDefinition } from '../../typebox/kind.js';
+import { StringEnum } from '../../typebox/schema.js';
 import { Conditions } from './condition.js';
-import { API_VERSION, GROUP, VERSION } from './group.js';
-
-export const ADDRESS_FAMILIES = ['IPv4', 'IPv6', 'Dual'] as const;
-export type AddressFamily = (typeof ADDRESS_FAMILIES)[number];
+import { GROUP, VERSION } from '../group.js';
+import { ADDRESS_FAMILIES, CLAIM_PHASES } from '../phases.js';
 
 export const IPAddressClaimSpec = Type.Object({
   className: Type.Optional(Type.String({ description: 'The IPAddressClass to claim from. Empty means the default class.' })),
@@ -22,9 +19,6 @@ export const IPAddressClaimSpec = Type.Object({
   ),
 });
 export type IPAddressClaimSpec = Static<typeof IPAddressClaimSpec>;
-
-export const CLAIM_PHASES = ['Pending', 'Bound', 'Lost'] as const;
-export type ClaimPhase = (typeof CLAIM_PHASES)[number];
 
 export const BoundAddress = Type.Object({
   name: Type.String({ description: 'Name of the IPAddress object.' }),
@@ -42,13 +36,6 @@ export const IPAddressClaimStatus = Type.Object({
 });
 export type IPAddressClaimStatus = Static<typeof IPAddressClaimStatus>;
 
-export interface IPAddressClaim {
-  apiVersion: typeof API_VERSION;
-  kind: 'IPAddressClaim';
-  metadata: V1ObjectMeta;
-  spec: IPAddressClaimSpec;
-  status?: IPAddressClaimStatus;
-}
 
 export const IP_ADDRESS_CLAIM: KindDefinition = {
   group: GROUP,

@@ -1,6 +1,6 @@
 /**
  * Annotations and finalizers that form the contract between the core and its
- * drivers (address-controller-api.md §6). Both controllers import these.
+ * drivers (docs/binding.md). Both controllers import these.
  */
 import { GROUP } from './group.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { IP_ADDRESS, IP_ADDRESS_CLAIM, IP_ADDRESS_CLASS, KINDS } from '../../../constructs/api/v1alpha1/index.js';
-import { CustomResourceDefinition } from '../../../constructs/crd/custom-resource-definition.js';
-import { crdValidator } from '../../support/crd-validator.js';
+import { IP_ADDRESS, IP_ADDRESS_CLAIM, IP_ADDRESS_CLASS, KINDS } from '../../api/v1alpha1/schema/index.js';
+import { CustomResourceDefinition } from '../../constructs/crd/custom-resource-definition.js';
+import { crdValidator } from '../support/crd-validator.js';
 
 const apiVersion = 'local.sdn.cozystack.io/v1alpha1';
 const validateClass = crdValidator(IP_ADDRESS_CLASS);

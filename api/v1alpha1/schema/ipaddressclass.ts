@@ -1,11 +1,11 @@
 /** IPAddressClass: a cluster-scoped pool of addresses served by one driver (StorageClass analog). */
 import { Type, type Static } from '@sinclair/typebox';
-import type { V1ObjectMeta } from '@kubernetes/client-node';
-import { AGE_COLUMN, type KindDefinition } from '../kind.js';
-import { Immutable, NonEmptyString, PreservedObject, StringEnum } from '../schema.js';
-import { API_VERSION, GROUP, VERSION } from './group.js';
+import { AGE_COLUMN, type KindDefinition } from '../../typebox/kind.js';
+import { Immutable, NonEmptyString, PreservedObject, StringEnum } from '../../typebox/schema.js';
+import { GROUP, VERSION } from '../group.js';
+import { RECLAIM_POLICIES } from '../phases.js';
 
-export const ReclaimPolicy = StringEnum(['Retain', 'Delete'] as const, {
+export const ReclaimPolicy = StringEnum(RECLAIM_POLICIES, {
   default: 'Retain',
   description:
     'What happens to an address when its claim is deleted: Retain keeps it Released for an admin, Delete deletes it.',
@@ -24,12 +24,6 @@ export const IPAddressClassSpec = Type.Object({
 });
 export type IPAddressClassSpec = Static<typeof IPAddressClassSpec>;
 
-export interface IPAddressClass {
-  apiVersion: typeof API_VERSION;
-  kind: 'IPAddressClass';
-  metadata: V1ObjectMeta;
-  spec: IPAddressClassSpec;
-}
 
 export const IP_ADDRESS_CLASS: KindDefinition = {
   group: GROUP,

@@ -1,6 +1,6 @@
 /** The standard `metav1.Condition` schema, as controller-gen emits it. */
 import { Type, type Static } from '@sinclair/typebox';
-import { ListMap, StringEnum } from '../schema.js';
+import { ListMap, StringEnum } from '../../typebox/schema.js';
 
 export const Condition = Type.Object(
   {

@@ -1,10 +1,10 @@
 /** IPAddress: one cluster-scoped address, bound to at most one claim (PersistentVolume analog). */
 import { Type, type Static } from '@sinclair/typebox';
-import type { V1ObjectMeta } from '@kubernetes/client-node';
-import { AGE_COLUMN, type KindDefinition } from '../kind.js';
-import { Immutable, NonEmptyString, StringEnum, withValidations } from '../schema.js';
+import { AGE_COLUMN, type KindDefinition } from '../../typebox/kind.js';
+import { Immutable, NonEmptyString, StringEnum, withValidations } from '../../typebox/schema.js';
 import { Conditions } from './condition.js';
-import { API_VERSION, GROUP, VERSION } from './group.js';
+import { GROUP, VERSION } from '../group.js';
+import { ADDRESS_PHASES } from '../phases.js';
 import { ReclaimPolicy } from './ipaddressclass.js';
 
 export const ClaimRef = Type.Object(
@@ -55,8 +55,6 @@ export const IPAddressSpec = Type.Object({
 });
 export type IPAddressSpec = Static<typeof IPAddressSpec>;
 
-export const ADDRESS_PHASES = ['Pending', 'Available', 'Bound', 'Released', 'Conflict', 'Lost'] as const;
-export type AddressPhase = (typeof ADDRESS_PHASES)[number];
 
 export const AssociatedTo = Type.Object(
   {
@@ -80,13 +78,6 @@ export const IPAddressStatus = Type.Object({
 });
 export type IPAddressStatus = Static<typeof IPAddressStatus>;
 
-export interface IPAddress {
-  apiVersion: typeof API_VERSION;
-  kind: 'IPAddress';
-  metadata: V1ObjectMeta;
-  spec: IPAddressSpec;
-  status?: IPAddressStatus;
-}
 
 export const IP_ADDRESS: KindDefinition = {
   group: GROUP,

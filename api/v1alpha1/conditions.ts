@@ -1,0 +1,32 @@
+/**
+ * The condition types and reasons on an IPAddressClaim: written by the core,
+ * read by drivers (a driver starts provisioning a claim whose Bound condition
+ * says WaitingForProvisioning). See docs/binding.md.
+ */
+
+export const CONDITION = {
+  /** Whether the claim's class is known: named and found, or the one default. */
+  classResolved: 'ClassResolved',
+  /** Whether the claim holds every address it asks for. */
+  bound: 'Bound',
+} as const;
+export type ConditionType = (typeof CONDITION)[keyof typeof CONDITION];
+
+/** Why ClassResolved is False; `Resolved` when it is True. */
+export const CLASS_RESOLUTION = {
+  resolved: 'Resolved',
+  classNotFound: 'ClassNotFound',
+  noDefaultClass: 'NoDefaultClass',
+  multipleDefaultClasses: 'MultipleDefaultClasses',
+  invalidClass: 'InvalidClass',
+} as const;
+export type ClassResolutionFailure = Exclude<(typeof CLASS_RESOLUTION)[keyof typeof CLASS_RESOLUTION], 'Resolved'>;
+
+/** The reasons of the Bound condition. */
+export const BOUND_REASON = {
+  bound: 'Bound',
+  invalidFamily: 'InvalidFamily',
+  addressLost: 'AddressLost',
+  /** The core waits for the class's driver to provision; drivers key on this reason. */
+  waitingForProvisioning: 'WaitingForProvisioning',
+} as const;
