@@ -1,6 +1,6 @@
 /** AddressStore over informer caches (reads) and the API server (writes). */
 import type * as k8s from '@kubernetes/client-node';
-import {
+import { claimKey, claimRefKey,
   GROUP,
   VERSION,
   type IPAddress,
@@ -35,7 +35,7 @@ export class ClusterStore implements AddressStore {
     this.claims = informer('ipaddressclaims', this.claimApi);
     this.addresses = informer('ipaddresses', this.addressApi);
     this.classInformer = informer('ipaddressclasses', classApi);
-    this.addresses.addIndex(CLAIM_REF_INDEX, (a) => (a.spec.claimRef ? [`${a.spec.claimRef.namespace}/${a.spec.claimRef.name}`] : []));
+    this.addresses.addIndex(CLAIM_REF_INDEX, (a) => [claimRefKey(a)].filter((k) => k !== undefined));
     this.addresses.on({
       add: (a) => this.candidates.upsert(a),
       update: (_old, a) => this.candidates.upsert(a),
@@ -44,7 +44,7 @@ export class ClusterStore implements AddressStore {
   }
 
   claim(namespace: string, name: string): IPAddressClaim | undefined {
-    return this.claims.get(`${namespace}/${name}`);
+    return this.claims.get(claimKey(namespace, name));
   }
 
   address(name: string): IPAddress | undefined {
@@ -56,7 +56,7 @@ export class ClusterStore implements AddressStore {
   }
 
   addressesReferencing(namespace: string, name: string): IPAddress[] {
-    return this.addresses.byIndex(CLAIM_REF_INDEX, `${namespace}/${name}`);
+    return this.addresses.byIndex(CLAIM_REF_INDEX, claimKey(namespace, name));
   }
 
   firstCandidate(className: string, family: Family, exclude?: ReadonlySet<string>): IPAddress | undefined {

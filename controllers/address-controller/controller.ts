@@ -4,6 +4,7 @@
  *                        or, without one, to every claim not Bound; classes to every claim not Bound.
  *   address controller ← addresses; claims map to the addresses referencing them.
  */
+import { claimKey } from '../../api/v1alpha1/index.js';
 import type { IPAddress, IPAddressClaim } from '../../api/v1alpha1/index.js';
 import { Controller } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
@@ -48,7 +49,7 @@ export function coreControllers(
     addresses.enqueue(keyOf(a));
     const ref = a.spec.claimRef;
     if (ref) {
-      claims.enqueue(`${ref.namespace}/${ref.name}`);
+      claims.enqueue(claimKey(ref.namespace, ref.name));
     } else {
       unboundClaims();
     }
@@ -60,7 +61,7 @@ export function coreControllers(
       // A claimRef that moved or vanished concerns the previous claim too.
       const old = previous.spec.claimRef;
       if (old && (old.namespace !== a.spec.claimRef?.namespace || old.name !== a.spec.claimRef?.name)) {
-        claims.enqueue(`${old.namespace}/${old.name}`);
+        claims.enqueue(claimKey(old.namespace, old.name));
       }
     },
     delete: fromAddress,

@@ -3,7 +3,7 @@
  * implementation over the cluster; the reconcilers see only this interface.
  */
 import * as k8s from '@kubernetes/client-node';
-import {
+import { claimKey, claimRefKey, holderKey,
   GROUP,
   VERSION,
   type IPAddress,
@@ -71,10 +71,10 @@ export class DriverStore implements DriverCluster {
         },
     );
     this.addresses.addIndex(ADDRESS_BY_IP, (a) => [a.spec.address]);
-    this.addresses.addIndex(ADDRESS_BY_CLAIM, (a) => (a.spec.claimRef ? [`${a.spec.claimRef.namespace}/${a.spec.claimRef.name}`] : []));
+    this.addresses.addIndex(ADDRESS_BY_CLAIM, (a) => [claimRefKey(a)].filter((k) => k !== undefined));
     this.addresses.addIndex(ADDRESS_BY_HOLDER, (a) => {
       const to = a.status?.associatedTo;
-      return to ? [`${to.kind}/${to.namespace}/${to.name}`] : [];
+      return to ? [holderKey(to)] : [];
     });
     this.services.addIndex(SERVICE_BY_INGRESS, (s) => ingressIps(s));
     this.services.addIndex(SERVICE_BY_CLAIM, (s) => {
@@ -105,7 +105,7 @@ export class DriverStore implements DriverCluster {
     return this.classes.list();
   }
   claim(namespace: string, name: string) {
-    return this.claims.get(`${namespace}/${name}`);
+    return this.claims.get(claimKey(namespace, name));
   }
   address(name: string) {
     return this.addresses.get(name);
@@ -114,7 +114,7 @@ export class DriverStore implements DriverCluster {
     return this.addresses.byIndex(ADDRESS_BY_IP, ip);
   }
   addressesHeldBy(namespace: string, name: string) {
-    return this.addresses.byIndex(ADDRESS_BY_HOLDER, `Service/${namespace}/${name}`);
+    return this.addresses.byIndex(ADDRESS_BY_HOLDER, holderKey({ kind: 'Service', namespace, name }));
   }
   addressesOfClass(className: string) {
     return this.addresses.list().filter((a) => a.spec.className === className);
@@ -129,7 +129,7 @@ export class DriverStore implements DriverCluster {
     return this.services.byIndex(SERVICE_BY_INGRESS, ip);
   }
   addressesReferencing(namespace: string, name: string) {
-    return this.addresses.byIndex(ADDRESS_BY_CLAIM, `${namespace}/${name}`);
+    return this.addresses.byIndex(ADDRESS_BY_CLAIM, claimKey(namespace, name));
   }
   placeholdersOf(addressName: string) {
     return this.services.byIndex(PLACEHOLDER_BY_ADDRESS, addressName);

@@ -1,31 +1,28 @@
 /**
  * A keyed work queue with client-go semantics: a key added N times before it
  * is processed is processed once; a key added while it is processing is
- * processed again right after; failures come back with per-item exponential
- * backoff (5 ms doubling up to 1000 s, controller-runtime's default limiter).
+ * processed again right after; a delayed add keeps the earliest ready time;
+ * failures come back through the rate limiter (client-go's default: the max of
+ * per-item exponential backoff and an overall token bucket).
  */
+import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter.js';
 
 export interface QueueOptions {
-  /** @default 5 */
-  readonly baseDelayMs?: number;
-  /** @default 1_000_000 */
-  readonly maxDelayMs?: number;
+  /** @default defaultControllerRateLimiter() */
+  readonly rateLimiter?: RateLimiter;
 }
 
 export class WorkQueue {
   private readonly queue: string[] = [];
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
-  private readonly failures = new Map<string, number>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new Map<string, { readonly timer: NodeJS.Timeout; readonly readyAt: number }>();
   private readonly waiters: ((key: string | undefined) => void)[] = [];
   private shuttingDown = false;
-  private readonly baseDelayMs: number;
-  private readonly maxDelayMs: number;
+  private readonly rateLimiter: RateLimiter;
 
   constructor(options: QueueOptions = {}) {
-    this.baseDelayMs = options.baseDelayMs ?? 5;
-    this.maxDelayMs = options.maxDelayMs ?? 1_000_000;
+    this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter();
   }
 
   /** Keys waiting to be processed (the depth metric). */
@@ -51,7 +48,11 @@ export class WorkQueue {
     }
   }
 
-  /** Adds the key after `delayMs`; a later, shorter request wins over a pending longer one. */
+  /**
+   * Adds the key after `delayMs`. A key already waiting keeps the earlier of
+   * its two ready times, as client-go's delaying queue does: a later, longer
+   * request never postpones a pending shorter one.
+   */
   addAfter(key: string, delayMs: number): void {
     if (this.shuttingDown) {
       return;
@@ -60,37 +61,34 @@ export class WorkQueue {
       this.add(key);
       return;
     }
+    const readyAt = performance.now() + delayMs;
     const existing = this.timers.get(key);
     if (existing) {
-      clearTimeout(existing);
+      if (existing.readyAt <= readyAt) {
+        return;
+      }
+      clearTimeout(existing.timer);
     }
     const timer = setTimeout(() => {
       this.timers.delete(key);
       this.add(key);
     }, delayMs);
     timer.unref();
-    this.timers.set(key, timer);
+    this.timers.set(key, { timer, readyAt });
   }
 
-  /** Re-adds a key that failed, after its next backoff step. */
+  /** Re-adds a key that failed, when the rate limiter allows. */
   addRateLimited(key: string): void {
-    const failures = this.failures.get(key) ?? 0;
-    this.failures.set(key, failures + 1);
-    this.addAfter(key, this.backoff(failures));
-  }
-
-  /** The delay for the n-th consecutive failure (n from 0). */
-  backoff(failures: number): number {
-    return Math.min(this.baseDelayMs * 2 ** Math.min(failures, 40), this.maxDelayMs);
+    this.addAfter(key, this.rateLimiter.when(key));
   }
 
   numRequeues(key: string): number {
-    return this.failures.get(key) ?? 0;
+    return this.rateLimiter.numRequeues(key);
   }
 
   /** Stops the backoff history of a key that succeeded. */
   forget(key: string): void {
-    this.failures.delete(key);
+    this.rateLimiter.forget(key);
   }
 
   /** The next key, or undefined once the queue is shut down and empty. */
@@ -119,7 +117,7 @@ export class WorkQueue {
   /** Stops accepting keys; workers drain what is queued, then get undefined. */
   shutDown(): void {
     this.shuttingDown = true;
-    for (const timer of this.timers.values()) {
+    for (const { timer } of this.timers.values()) {
       clearTimeout(timer);
     }
     this.timers.clear();

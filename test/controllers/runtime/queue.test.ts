@@ -24,10 +24,8 @@ describe('WorkQueue', () => {
     expect(await q.get()).toBe('a');
   });
 
-  it('backs off per item, 5 ms doubling to 1000 s, and forgets on success', () => {
+  it('counts rate-limited requeues per key and forgets on success', () => {
     const q = new WorkQueue();
-    expect([0, 1, 2, 3].map((n) => q.backoff(n))).toEqual([5, 10, 20, 40]);
-    expect(q.backoff(30)).toBe(1_000_000);
     q.addRateLimited('a');
     q.addRateLimited('a');
     expect(q.numRequeues('a')).toBe(2);
@@ -43,6 +41,43 @@ describe('WorkQueue', () => {
       expect(q.length).toBe(0);
       vi.advanceTimersByTime(5);
       expect(q.length).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('keeps the earliest ready time: a later, longer addAfter never postpones a pending shorter one', () => {
+    vi.useFakeTimers();
+    try {
+      const q = new WorkQueue();
+      q.addAfter('k', 50);
+      q.addAfter('k', 60_000);
+      vi.advanceTimersByTime(50);
+      expect(q.length).toBe(1);
+      // A shorter request does bring a pending longer one forward.
+      q.addAfter('j', 60_000);
+      q.addAfter('j', 10);
+      vi.advanceTimersByTime(10);
+      expect(q.length).toBe(2);
+      vi.advanceTimersByTime(60_000);
+      expect(q.length).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('rate-limits through the limiter it is given', () => {
+    vi.useFakeTimers();
+    try {
+      const asked: string[] = [];
+      const q = new WorkQueue({ rateLimiter: { when: (key) => (asked.push(key), 1_000), forget: () => {}, numRequeues: () => 7 } });
+      q.addRateLimited('a');
+      vi.advanceTimersByTime(999);
+      expect(q.length).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(q.length).toBe(1);
+      expect(asked).toEqual(['a']);
+      expect(q.numRequeues('a')).toBe(7);
     } finally {
       vi.useRealTimers();
     }
