@@ -58,7 +58,7 @@ export class BucketRateLimiter implements RateLimiter {
     this.last = now();
   }
 
-  when(): number {
+  when(_key?: string): number {
     const now = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) * this.qps) / 1000);
     this.last = now;
