@@ -1,0 +1,116 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Informer } from '../../../controllers/runtime/informer.js';
+import { silentLogger } from '../../../controllers/runtime/log.js';
+import { FakeApiserver } from '../../support/fake-apiserver.js';
+
+const PATH = '/apis/example.io/v1/things';
+type Thing = { apiVersion: string; kind: string; metadata: { name: string; resourceVersion: string }; spec?: { color?: string } };
+const thing = (name: string, resourceVersion: string, color = 'red'): Thing => ({
+  apiVersion: 'example.io/v1',
+  kind: 'Thing',
+  metadata: { name, resourceVersion },
+  spec: { color },
+});
+const until = async (what: string, check: () => boolean, ms = 5_000) => {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+let server: FakeApiserver;
+let informer: Informer<Thing> | undefined;
+beforeEach(async () => {
+  server = await FakeApiserver.start();
+});
+afterEach(async () => {
+  await informer?.stop();
+  informer = undefined;
+  await server.stop();
+});
+
+function start(lists: { items: Thing[]; resourceVersion: string }[]) {
+  const events: string[] = [];
+  let listed = 0;
+  informer = new Informer<Thing>({
+    name: 'things',
+    path: PATH,
+    kubeConfig: server.kubeConfig(),
+    log: silentLogger,
+    list: async () => {
+      const next = lists[Math.min(listed++, lists.length - 1)]!;
+      return { items: structuredClone(next.items), metadata: { resourceVersion: next.resourceVersion } };
+    },
+  });
+  informer.addIndex('color', (t) => (t.spec?.color ? [t.spec.color] : []));
+  informer.on({
+    add: (t) => events.push(`add ${t.metadata.name}`),
+    update: (old, t) => events.push(`update ${t.metadata.name} ${old.spec?.color}->${t.spec?.color}`),
+    delete: (t) => events.push(`delete ${t.metadata.name}`),
+  });
+  informer.start();
+  return { events, listed: () => listed };
+}
+
+describe('Informer', () => {
+  it('lists, then watches from the list resourceVersion and keeps cache, indexes and handlers in step', async () => {
+    server.onWatch((send) => {
+      send('ADDED', thing('b', '11', 'blue'));
+      send('MODIFIED', thing('a', '12', 'blue'));
+      send('BOOKMARK', { kind: 'Thing', apiVersion: 'example.io/v1', metadata: { resourceVersion: '13' } });
+      send('DELETED', thing('b', '14', 'blue'));
+    });
+    const { events } = start([{ items: [thing('a', '10')], resourceVersion: '10' }]);
+    await informer!.synced;
+    await until('events', () => events.length === 4);
+    expect(events).toEqual(['add a', 'add b', 'update a red->blue', 'delete b']);
+    expect(server.watches[0]).toEqual({ path: PATH, resourceVersion: '10' });
+    expect(informer!.list().map((t) => t.metadata.name)).toEqual(['a']);
+    expect(informer!.byIndex('color', 'blue').map((t) => t.metadata.name)).toEqual(['a']);
+    expect(informer!.byIndex('color', 'red')).toEqual([]);
+  });
+
+  it('resumes a watch the server ended from the last resourceVersion it saw (bookmarks included), without relisting', async () => {
+    server.onWatch((send, end) => {
+      send('ADDED', thing('b', '11'));
+      send('BOOKMARK', { kind: 'Thing', apiVersion: 'example.io/v1', metadata: { resourceVersion: '15' } });
+      end();
+    });
+    const { listed } = start([{ items: [thing('a', '10')], resourceVersion: '10' }]);
+    await until('second watch', () => server.watches.length >= 2);
+    expect(server.watches[1]!.resourceVersion).toBe('15');
+    expect(listed()).toBe(1);
+  });
+
+  it('relists on 410 Gone, and tells handlers what went away meanwhile', async () => {
+    server.onWatch((send) => send('ERROR', { kind: 'Status', apiVersion: 'v1', code: 410, reason: 'Expired', message: 'too old resource version' }));
+    const { events, listed } = start([
+      { items: [thing('a', '10'), thing('b', '10')], resourceVersion: '10' },
+      { items: [thing('a', '20', 'green')], resourceVersion: '20' },
+    ]);
+    await until('relist', () => listed() === 2 && server.watches.length >= 2);
+    expect(events).toEqual(['add a', 'add b', 'update a red->green', 'delete b']);
+    expect(server.watches[1]!.resourceVersion).toBe('20');
+    expect(informer!.restarts).toBe(0);
+  });
+
+  it('ignores a replayed object whose resourceVersion it already has', async () => {
+    server.onWatch((send) => {
+      send('ADDED', thing('a', '10'));
+      send('MODIFIED', thing('a', '11', 'blue'));
+    });
+    const { events } = start([{ items: [thing('a', '10')], resourceVersion: '10' }]);
+    await until('update', () => events.length === 2);
+    expect(events).toEqual(['add a', 'update a red->blue']);
+  });
+
+  it('stops promptly while a watch is open', async () => {
+    start([{ items: [], resourceVersion: '1' }]);
+    await until('watching', () => server.watches.length === 1);
+    const began = Date.now();
+    await informer!.stop();
+    expect(Date.now() - began).toBeLessThan(1_000);
+    informer = undefined;
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * A tiny HTTP stand-in for the few apiserver endpoints the controller runtime
+ * speaks, for unit tests of the informer, leader election and events (the e2e
+ * runs them against a real kube-apiserver). Objects are kept per path, with a
+ * resourceVersion counter; an update carrying a stale resourceVersion is
+ * refused with 409 Conflict, as the apiserver does. Watches are scripted by the
+ * test: each watch request takes the next script and streams its events.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as k8s from '@kubernetes/client-node';
+
+export interface WatchRequest {
+  readonly path: string;
+  readonly resourceVersion: string | undefined;
+}
+
+export type WatchScript = (send: (type: string, object: unknown) => void, end: () => void) => void;
+
+type StoredObject = { metadata: { name: string; namespace?: string; resourceVersion?: string } } & Record<string, unknown>;
+
+export class FakeApiserver {
+  readonly objects = new Map<string, StoredObject>();
+  readonly watches: WatchRequest[] = [];
+  readonly requests: { method: string; path: string }[] = [];
+  private readonly scripts: WatchScript[] = [];
+  private revision = 100;
+  private server!: Server;
+  private readonly open = new Set<ServerResponse>();
+
+  static async start(): Promise<FakeApiserver> {
+    const fake = new FakeApiserver();
+    fake.server = createServer((req, res) => void fake.handle(req, res));
+    await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
+    return fake;
+  }
+
+  /** A KubeConfig for this server (plain HTTP on loopback). */
+  kubeConfig(): k8s.KubeConfig {
+    const port = (this.server.address() as AddressInfo).port;
+    const kc = new k8s.KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'fake', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+      users: [{ name: 'fake', token: 'fake' }],
+      contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
+      currentContext: 'fake',
+    });
+    return kc;
+  }
+
+  /** The next watch request plays this script. */
+  onWatch(script: WatchScript): void {
+    this.scripts.push(script);
+  }
+
+  nextRevision(): string {
+    return String(++this.revision);
+  }
+
+  async stop(): Promise<void> {
+    for (const res of this.open) res.destroy();
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections(); // keep-alive sockets would hold close() open
+    await closed;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname });
+    if (url.searchParams.get('watch') === 'true') {
+      this.watches.push({ path: url.pathname, resourceVersion: url.searchParams.get('resourceVersion') ?? undefined });
+      const script = this.scripts.shift();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.flushHeaders(); // the apiserver answers a watch at once, events or not
+      this.open.add(res);
+      res.on('close', () => this.open.delete(res));
+      if (!script) {
+        return; // an idle watch, until the client aborts
+      }
+      script(
+        (type, object) => res.write(`${JSON.stringify({ type, object })}\n`),
+        () => res.end(),
+      );
+      return;
+    }
+    const body = await new Promise<string>((resolve) => {
+      let text = '';
+      req.on('data', (chunk) => (text += chunk));
+      req.on('end', () => resolve(text));
+    });
+    const reply = (status: number, object: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(object));
+    };
+    const status = (code: number, reason: string, message: string) =>
+      reply(code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
+    const path = url.pathname;
+    if (req.method === 'GET') {
+      const object = this.objects.get(path);
+      return object ? reply(200, object) : status(404, 'NotFound', `${path} not found`);
+    }
+    if (req.method === 'POST') {
+      const object = JSON.parse(body) as StoredObject;
+      const item = `${path}/${object.metadata.name}`;
+      if (this.objects.has(item)) {
+        return status(409, 'AlreadyExists', `${item} already exists`);
+      }
+      object.metadata.resourceVersion = this.nextRevision();
+      this.objects.set(item, object);
+      return reply(201, object);
+    }
+    if (req.method === 'PUT') {
+      const object = JSON.parse(body) as StoredObject;
+      const current = this.objects.get(path);
+      if (!current) {
+        return status(404, 'NotFound', `${path} not found`);
+      }
+      if (object.metadata.resourceVersion !== current.metadata.resourceVersion) {
+        return status(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again');
+      }
+      object.metadata.resourceVersion = this.nextRevision();
+      this.objects.set(path, object);
+      return reply(200, object);
+    }
+    status(405, 'MethodNotAllowed', `${req.method} ${path}`);
+  }
+}
