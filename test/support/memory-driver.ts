@@ -1,6 +1,8 @@
 /**
  * An in-memory cluster for the driver's pure reconcile-logic unit tests only:
- * AlreadyExists on create, status written only through the status call,
+ * AlreadyExists on create, 409 Conflict on an update whose resourceVersion is
+ * not the stored one (a fresh resourceVersion on every write), status written
+ * only through the status call,
  * finalizer-aware deletion, and a record of every write in order (to check the
  * handoff order). MetalLB is simulated by `assign`, which writes a Service's
  * status.loadBalancer.ingress as MetalLB would. Real behaviour: test/e2e.
@@ -66,6 +68,18 @@ export class IndexedMap<V> extends Map<string, V> {
 const error = (code: number, reason: string, message: string) => new k8s.ApiException(code, message, JSON.stringify({ reason, message }), {});
 const clone = <T>(o: T): T => structuredClone(o);
 
+/** The apiserver's optimistic concurrency: an update names the resourceVersion it read, or is refused. */
+function fresh<T extends { metadata?: k8s.V1ObjectMeta }>(stored: T, update: { metadata?: k8s.V1ObjectMeta }, resource: string): T {
+  const given = update.metadata?.resourceVersion;
+  if (!given) {
+    throw error(422, 'Invalid', `${resource} "${update.metadata?.name}" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`);
+  }
+  if (given !== stored.metadata?.resourceVersion) {
+    throw error(409, 'Conflict', `Operation cannot be fulfilled on ${resource} "${update.metadata?.name}": the object has been modified; please apply your changes to the latest version and try again`);
+  }
+  return stored;
+}
+
 export class InMemoryDriverCluster implements DriverCluster {
   readonly classes = new Map<string, IPAddressClass>();
   readonly claims = new Map<string, IPAddressClaim>();
@@ -90,6 +104,19 @@ export class InMemoryDriverCluster implements DriverCluster {
   failNext: string | undefined;
   /** ...after letting this many matching writes through first. */
   failSkip = 0;
+  /** Another writer's change, applied just before the next write whose log line starts with the prefix. */
+  private concurrent: { prefix: string; write: () => void } | undefined;
+
+  /** Lets another writer change the stored objects right before the driver's next matching write. */
+  concurrentWriteBefore(prefix: string, write: (cluster: this) => void): void {
+    this.concurrent = { prefix, write: () => write(this) };
+  }
+
+  /** The stored object changed by someone else: a new resourceVersion, as any write gives it. */
+  touch<T extends { metadata?: k8s.V1ObjectMeta }>(object: T, change: (o: T) => void = () => {}): T {
+    change(object);
+    return this.stamp(object);
+  }
 
   constructor(
     readonly placeholderNamespace = 'metallb-iad-system',
@@ -198,7 +225,8 @@ export class InMemoryDriverCluster implements DriverCluster {
       throw error(404, 'NotFound', `services "${service.metadata!.name}" not found`);
     }
     this.record(`update Service/${key}`);
-    this.services.set(key, { ...clone(service), status: current.status });
+    fresh(this.services.get(key)!, service, 'services');
+    this.services.set(key, this.stamp({ ...clone(service), status: current.status }));
     return clone(this.services.get(key)!);
   }
   async deleteService(namespace: string, name: string) {
@@ -225,9 +253,10 @@ export class InMemoryDriverCluster implements DriverCluster {
     return clone(a);
   }
   async updateAddress(address: IPAddress) {
-    const current = await this.getAddress(address.metadata.name!);
+    await this.getAddress(address.metadata.name!);
     this.record(`update IPAddress/${address.metadata.name}`);
-    const next = { ...clone(address), status: current.status, metadata: { ...clone(address.metadata), deletionTimestamp: current.metadata.deletionTimestamp } };
+    const current = fresh(this.addresses.get(address.metadata.name!)!, address, 'ipaddresses');
+    const next = this.stamp({ ...clone(address), status: current.status, metadata: { ...clone(address.metadata), deletionTimestamp: current.metadata.deletionTimestamp } });
     if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
       this.addresses.delete(address.metadata.name!);
     } else {
@@ -236,13 +265,19 @@ export class InMemoryDriverCluster implements DriverCluster {
     return clone(next);
   }
   async updateAddressStatus(address: IPAddress) {
-    const current = await this.getAddress(address.metadata.name!);
+    await this.getAddress(address.metadata.name!);
     this.record(`status IPAddress/${address.metadata.name} ${JSON.stringify(address.status)}`);
-    this.addresses.set(address.metadata.name!, { ...current, status: clone(address.status) });
+    const current = fresh(this.addresses.get(address.metadata.name!)!, address, 'ipaddresses');
+    this.addresses.set(address.metadata.name!, this.stamp({ ...clone(current), status: clone(address.status) }));
     return clone(this.addresses.get(address.metadata.name!)!);
   }
 
   private record(line: string) {
+    if (this.concurrent && line.startsWith(this.concurrent.prefix)) {
+      const { write } = this.concurrent;
+      this.concurrent = undefined;
+      write();
+    }
     if (this.failNext && line.startsWith(this.failNext) && this.failSkip-- <= 0) {
       this.failNext = undefined;
       this.failSkip = 0;

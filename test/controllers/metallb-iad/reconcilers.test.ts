@@ -548,3 +548,68 @@ describe('Service controller (§14)', () => {
   });
 });
 
+
+describe('update conflicts (a stale resourceVersion is refused, as by the apiserver)', () => {
+  const conflict = (error: unknown) => (error as { code?: number }).code;
+
+  it('the placeholder changed under the recording pass: 409, and the retried pass records the address once', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim());
+    await w.reconcileClaim();
+    w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.7');
+    // MetalLB writes the placeholder again between the driver's read and its pin.
+    w.cluster.concurrentWriteBefore(`update Service/${PH}/iad-claim-uid-1-v4`, (c) => c.touch(c.services.get(`${PH}/iad-claim-uid-1-v4`)!));
+    const first = await w.reconcileClaim().then(() => undefined, (e: unknown) => e);
+    expect(conflict(first)).toBe(409);
+    await w.reconcileClaim();
+    expect(w.cluster.log.filter((l) => l.startsWith('create IPAddress/'))).toEqual(['create IPAddress/ip-203-0-113-7']);
+    const placeholder = w.cluster.service(PH, 'iad-claim-uid-1-v4')!;
+    expect(placeholder.metadata?.annotations?.[PIN]).toBe('203.0.113.7');
+    expect(placeholder.metadata?.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address']).toBe('ip-203-0-113-7');
+  });
+
+  it('the tenant edits its Service during the pin: 409, and the retried pin keeps the tenant\'s edit', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(boundClaim());
+    w.cluster.putAddress(boundAddress());
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
+    w.cluster.concurrentWriteBefore('update Service/tenant-a/web-lb', (c) =>
+      c.touch(c.services.get('tenant-a/web-lb')!, (s) => (s.metadata!.labels = { team: 'blue' })),
+    );
+    const first = await w.reconcileService('web-lb').then(() => undefined, (e: unknown) => e);
+    expect(conflict(first)).toBe(409);
+    await w.reconcileService('web-lb');
+    const service = w.cluster.service('tenant-a', 'web-lb')!;
+    expect(service.metadata?.annotations).toMatchObject({ [PIN]: '203.0.113.1', [MARKER]: 'true' });
+    expect(service.metadata?.labels).toEqual({ team: 'blue' });
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toEqual({ kind: 'Service', namespace: 'tenant-a', name: 'web-lb' });
+  });
+
+  it('the core writes the address status during the driver\'s status write: 409, and the retry keeps the core\'s phase', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(boundClaim());
+    w.cluster.putAddress(boundAddress({ phase: 'Available' }));
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
+    w.cluster.concurrentWriteBefore('status IPAddress/ip-203-0-113-1', (c) =>
+      c.touch(c.addresses.get('ip-203-0-113-1')!, (a) => (a.status = { ...a.status, phase: 'Bound' })),
+    );
+    const first = await w.reconcileService('web-lb').then(() => undefined, (e: unknown) => e);
+    expect(conflict(first)).toBe(409);
+    await w.reconcileService('web-lb');
+    const address = w.cluster.address('ip-203-0-113-1')!;
+    expect(address.status?.phase).toBe('Bound');
+    expect(address.status?.associatedTo).toEqual({ kind: 'Service', namespace: 'tenant-a', name: 'web-lb' });
+  });
+
+  it('the in-memory cluster refuses an update without a resourceVersion, and one with a stale one', async () => {
+    const w = world();
+    w.cluster.putAddress(boundAddress());
+    const current = w.cluster.address('ip-203-0-113-1')!;
+    await expect(w.cluster.updateAddress({ ...current, metadata: { ...current.metadata, resourceVersion: undefined } })).rejects.toMatchObject({ code: 422 });
+    await w.cluster.updateAddress(current);
+    await expect(w.cluster.updateAddress(current)).rejects.toMatchObject({ code: 409 });
+  });
+});
