@@ -2,7 +2,7 @@
 import { ADDRESS_PROTECTION_FINALIZER } from '../../api/v1alpha1/index.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { isNotFound } from '../runtime/kube.js';
-import { withMeta } from './claim-reconciler.js';
+import { withMeta } from '../runtime/kube.js';
 import { decideAddress, deletionBlocked } from './decisions.js';
 import { familyOf } from '../../api/ip.js';
 import type { AddressStore } from './store.js';

@@ -7,7 +7,7 @@ import { CONDITION,
 } from '../../api/v1alpha1/index.js';
 import { deepEqual } from '../runtime/equal.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { isConflict, isNotFound } from '../runtime/kube.js';
+import { isConflict, isNotFound, withMeta } from '../runtime/kube.js';
 import { computeClaimStatus, isCandidate, missingFamilies, reclaimAction, resolveClass, type ClassResolution, type MatchContext } from './decisions.js';
 import { boundAddresses, requestedFamilies } from '../../api/v1alpha1/index.js';
 import { type Family } from '../../api/ip.js';
@@ -174,10 +174,5 @@ export class ClaimReconciler {
       this.events.event(claim, 'Normal', status.phase!, `claim is ${status.phase}`);
     }
   }
-}
-
-/** A copy of the object with metadata fields replaced. */
-export function withMeta<T extends { metadata: object }>(object: T, metadata: Partial<T['metadata']>): T {
-  return { ...object, metadata: { ...object.metadata, ...metadata } };
 }
 

@@ -3,30 +3,21 @@
  * §6, §8, §9): an address of a served class that no live workload carries is
  * held by a pinned placeholder, so MetalLB cannot give it away.
  */
-import type { V1Service } from '@kubernetes/client-node';
 import { METALLB_TEARDOWN_FINALIZER, type IPAddress } from '../../api/v1alpha1/index.js';
-import { familyOf } from '../../api/ip.js';
+import { familyOf, rangeContains } from '../../api/ip.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { isAlreadyExists } from '../runtime/kube.js';
-import {
-  PINNED_ANNOTATION,
-  PIN_ANNOTATION,
-  asObject,
-  authorizes,
-  holdPlaceholderName,
-  isPlaceholder,
-  parseClassParameters,
-  placeholderService,
-  reservationExists,
-  servedBy,
-} from './decisions.js';
-import { rangeContains } from '../../api/ip.js';
-import type { DriverCluster } from './cluster.js';
+import { parseClassParameters, reservationExists, servedBy } from './class-parameters.js';
+import { holdPlaceholderName } from './names.js';
+import { isPlaceholder, placeholderService } from './placeholders.js';
+import { asObject, authorizes, withoutPin } from './services.js';
+import { PINNED_ANNOTATION } from './well-known.js';
+import type { DriverStore } from './store.js';
 import { holderLive, releaseHolds } from './holds.js';
 
 export class DriverAddressReconciler {
   constructor(
-    private readonly store: DriverCluster,
+    private readonly store: DriverStore,
     private readonly events: EventRecorder,
   ) {}
 
@@ -145,11 +136,4 @@ export class DriverAddressReconciler {
     return lost || phase === 'Lost';
   }
 
-}
-
-export function withoutPin(service: V1Service): V1Service {
-  const annotations = { ...service.metadata?.annotations };
-  delete annotations[PIN_ANNOTATION];
-  delete annotations[PINNED_ANNOTATION];
-  return { ...service, metadata: { ...service.metadata, annotations } };
 }

@@ -17,27 +17,19 @@ import { familyOf, type Family } from '../../api/ip.js';
 import type { ReconcileResult } from '../runtime/controller.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { isAlreadyExists } from '../runtime/kube.js';
-import {
-  DRIVER,
-  IP_ADDRESS_LABEL,
-  PIN_ANNOTATION,
-  POOL_ANNOTATION,
-  allocationPlaceholderName,
-  ingressIps,
-  ipObjectName,
-  ownerOf,
-  placeholderService,
-  poolName,
-  servedBy,
-} from './decisions.js';
-import type { DriverCluster } from './cluster.js';
+import { servedBy } from './class-parameters.js';
+import { allocationPlaceholderName, ipObjectName, poolName } from './names.js';
+import { ownerOf, placeholderService } from './placeholders.js';
+import { ingressIps } from './services.js';
+import { DRIVER, IP_ADDRESS_LABEL, PIN_ANNOTATION, POOL_ANNOTATION } from './well-known.js';
+import type { DriverStore } from './store.js';
 
 /** While MetalLB has not answered, look again even without an event. */
 const WAITING_REQUEUE_MS = 120_000;
 
 export class DriverClaimReconciler {
   constructor(
-    private readonly store: DriverCluster,
+    private readonly store: DriverStore,
     private readonly events: EventRecorder,
   ) {}
 

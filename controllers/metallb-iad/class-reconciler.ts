@@ -2,15 +2,16 @@
 import type { ReconcileResult } from '../runtime/controller.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import type { IPAddressClass } from '../../api/v1alpha1/index.js';
-import { parseClassParameters, renderBackend, servedBy } from './decisions.js';
+import { renderBackend } from './backend.js';
+import { parseClassParameters, servedBy } from './class-parameters.js';
 import { rangesOverlap, type IpRange } from '../../api/ip.js';
-import type { DriverCluster } from './cluster.js';
+import type { DriverStore } from './store.js';
 
 export class ClassReconciler {
   private readonly reported = new Map<string, string>();
 
   constructor(
-    private readonly store: DriverCluster,
+    private readonly store: DriverStore,
     private readonly events: EventRecorder,
   ) {}
 

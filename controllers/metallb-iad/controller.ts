@@ -19,8 +19,10 @@ import { DriverAddressReconciler } from './address-reconciler.js';
 import { DriverClaimReconciler } from './claim-reconciler.js';
 import { ClassReconciler } from './class-reconciler.js';
 import { ServiceReconciler } from './service-reconciler.js';
-import { CLAIM_NAMESPACE_ANNOTATION, CLAIM_NAME_ANNOTATION, DRIVER, IP_ADDRESS_LABEL, ingressIps, isPlaceholder } from './decisions.js';
-import type { DriverStore } from './store.js';
+import { isPlaceholder } from './placeholders.js';
+import { ingressIps } from './services.js';
+import { CLAIM_NAMESPACE_ANNOTATION, CLAIM_NAME_ANNOTATION, DRIVER, IP_ADDRESS_LABEL } from './well-known.js';
+import type { DriverClusterStore } from './cluster-store.js';
 
 export interface DriverRecorders {
   readonly classes: EventRecorder;
@@ -29,7 +31,7 @@ export interface DriverRecorders {
   readonly services: EventRecorder;
 }
 
-export function driverControllers(store: DriverStore, events: DriverRecorders, log: Logger, metrics?: ControllerMetrics): Controller[] {
+export function driverControllers(store: DriverClusterStore, events: DriverRecorders, log: Logger, metrics?: ControllerMetrics): Controller[] {
   const classReconciler = new ClassReconciler(store, events.classes);
   const claimReconciler = new DriverClaimReconciler(store, events.claims);
   const addressReconciler = new DriverAddressReconciler(store, events.addresses);

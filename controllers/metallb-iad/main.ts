@@ -11,7 +11,7 @@ import { hideBin } from 'yargs/helpers';
 import { ApiEventRecorder } from '../runtime/events.js';
 import { commonFlags, controllerProcess, runMain, runUntilSignalled } from '../runtime/process.js';
 import { driverControllers } from './controller.js';
-import { DriverStore } from './store.js';
+import { DriverClusterStore } from './cluster-store.js';
 
 /** The Lease name upstream uses. */
 export const LEADER_ELECTION_ID = 'e1633266.iad.cozystack.io';
@@ -23,7 +23,7 @@ runMain(async () => {
     .parseAsync();
   const proc = controllerProcess('metallb-iad', args);
   const { kubeConfig, log, metrics, manager } = proc;
-  const store = new DriverStore(kubeConfig, log, args['placeholder-namespace'], args['metallb-namespace']);
+  const store = new DriverClusterStore(kubeConfig, log, args['placeholder-namespace'], args['metallb-namespace']);
   store.informers.forEach((i) => manager.addInformer(i));
   const recorder = (component: string) => new ApiEventRecorder(kubeConfig, component, log);
   const controllers = driverControllers(

@@ -7,15 +7,17 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, type IPAddress } from '../../api/v1alpha1/index.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { withoutPin } from './address-reconciler.js';
-import { DRIVER, PINNED_ANNOTATION, PIN_ANNOTATION, asObject, authorizes, ingressIps, isPlaceholder } from './decisions.js';
+import { withoutPin } from './services.js';
+import { isPlaceholder } from './placeholders.js';
+import { asObject, authorizes, ingressIps } from './services.js';
+import { DRIVER, PINNED_ANNOTATION, PIN_ANNOTATION } from './well-known.js';
 import { compareIps } from '../../api/ip.js';
-import type { DriverCluster } from './cluster.js';
+import type { DriverStore } from './store.js';
 import { holderLive, releaseHolds } from './holds.js';
 
 export class ServiceReconciler {
   constructor(
-    private readonly store: DriverCluster,
+    private readonly store: DriverStore,
     private readonly events: EventRecorder,
   ) {}
 

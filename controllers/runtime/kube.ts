@@ -117,3 +117,8 @@ export class CustomResourceClient<T extends KubeObject> {
       : this.api.deleteClusterCustomObject({ group, version, plural, name }));
   }
 }
+
+/** A copy of the object with metadata fields replaced. */
+export function withMeta<T extends { metadata: object }>(object: T, metadata: Partial<T['metadata']>): T {
+  return { ...object, metadata: { ...object.metadata, ...metadata } };
+}

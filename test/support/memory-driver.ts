@@ -10,8 +10,10 @@
 import * as k8s from '@kubernetes/client-node';
 import type { V1Service } from '@kubernetes/client-node';
 import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../api/v1alpha1/index.js';
-import type { DriverCluster, MetallbObject } from '../../controllers/metallb-iad/cluster.js';
-import { CLAIM_NAMESPACE_ANNOTATION, CLAIM_NAME_ANNOTATION, IP_ADDRESS_LABEL, PLACEHOLDER_LABEL, ingressIps, poolName } from '../../controllers/metallb-iad/decisions.js';
+import type { DriverStore, MetallbObject } from '../../controllers/metallb-iad/store.js';
+import { poolName } from '../../controllers/metallb-iad/names.js';
+import { ingressIps } from '../../controllers/metallb-iad/services.js';
+import { CLAIM_NAMESPACE_ANNOTATION, CLAIM_NAME_ANNOTATION, IP_ADDRESS_LABEL, PLACEHOLDER_LABEL } from '../../controllers/metallb-iad/well-known.js';
 
 /** A Map that keeps secondary indexes current, so lookups cost what the real informer indexes cost. */
 export class IndexedMap<V> extends Map<string, V> {
@@ -80,7 +82,7 @@ function fresh<T extends { metadata?: k8s.V1ObjectMeta }>(stored: T, update: { m
   return stored;
 }
 
-export class InMemoryDriverCluster implements DriverCluster {
+export class InMemoryDriverCluster implements DriverStore {
   readonly classes = new Map<string, IPAddressClass>();
   readonly claims = new Map<string, IPAddressClaim>();
   readonly addresses = new IndexedMap<IPAddress>({

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  allocationPlaceholderName,
-  holdPlaceholderName,
-  ipObjectName,
-  parseClassParameters,
-  placeholderService,
-} from '../../../controllers/metallb-iad/decisions.js';
+import { parseClassParameters } from '../../../controllers/metallb-iad/class-parameters.js';
+import { allocationPlaceholderName, holdPlaceholderName, ipObjectName } from '../../../controllers/metallb-iad/names.js';
+import { placeholderService } from '../../../controllers/metallb-iad/placeholders.js';
 import { compareIps, parseRange, rangeContains } from '../../../api/ip.js';
 import { boundAddress, publicClass } from './fixtures.js';
 

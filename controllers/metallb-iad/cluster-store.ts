@@ -1,0 +1,186 @@
+/**
+ * What the driver reads (informer caches) and writes (the API server). One
+ * implementation over the cluster; the reconcilers see only this interface.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { claimKey, claimRefKey, holderKey,
+  GROUP,
+  VERSION,
+  type IPAddress,
+  type IPAddressClaim,
+  type IPAddressClass,
+} from '../../api/v1alpha1/index.js';
+import { Informer } from '../runtime/informer.js';
+import { CustomResourceClient, isNotFound, type KubeObject } from '../runtime/kube.js';
+import type { Logger } from '../runtime/log.js';
+import type { DriverStore, MetallbObject } from './store.js';
+import { poolName } from './names.js';
+import { ingressIps } from './services.js';
+import { IP_ADDRESS_LABEL, PLACEHOLDER_LABEL, CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION } from './well-known.js';
+
+export type { MetallbObject } from './store.js';
+
+type Service = k8s.V1Service & KubeObject;
+
+export const ADDRESS_BY_IP = 'spec.address';
+export const ADDRESS_BY_CLAIM = 'spec.claimRef';
+export const SERVICE_BY_CLAIM = 'claim';
+export const ADDRESS_BY_HOLDER = 'status.associatedTo';
+export const PLACEHOLDER_BY_ADDRESS = 'placeholder.address';
+export const PLACEHOLDER_BY_CLAIM = 'placeholder.claim';
+export const SERVICE_BY_INGRESS = 'status.loadBalancer.ingress';
+
+export class DriverClusterStore implements DriverStore {
+  readonly classes: Informer<IPAddressClass>;
+  readonly claims: Informer<IPAddressClaim>;
+  readonly addresses: Informer<IPAddress>;
+  readonly services: Informer<Service>;
+  readonly pools: Informer<MetallbObject>;
+  private readonly addressApi: CustomResourceClient<IPAddress>;
+  private readonly core: k8s.CoreV1Api;
+  private readonly objects: k8s.KubernetesObjectApi;
+
+  constructor(
+    kubeConfig: k8s.KubeConfig,
+    log: Logger,
+    readonly placeholderNamespace: string,
+    readonly metallbNamespace: string,
+  ) {
+    const ref = (plural: string, namespaced: boolean) => ({ group: GROUP, version: VERSION, plural, namespaced });
+    this.addressApi = new CustomResourceClient(kubeConfig, ref('ipaddresses', false));
+    const claimApi = new CustomResourceClient<IPAddressClaim>(kubeConfig, ref('ipaddressclaims', true));
+    const classApi = new CustomResourceClient<IPAddressClass>(kubeConfig, ref('ipaddressclasses', false));
+    this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+    this.objects = k8s.KubernetesObjectApi.makeApiClient(kubeConfig);
+    const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
+    const informer = <T extends KubeObject>(name: string, path: string, list: () => Promise<{ items: T[]; metadata?: k8s.V1ListMeta }>) =>
+      new Informer<T>({ name, path, list, kubeConfig, log });
+    this.classes = informer('ipaddressclasses', classApi.path, () => classApi.list());
+    this.claims = informer('ipaddressclaims', claimApi.path, () => claimApi.list());
+    this.addresses = informer('ipaddresses', this.addressApi.path, () => this.addressApi.list());
+    // Raw JSON lists keep one object shape with the watch stream (anchors.md §5.2).
+    this.services = informer<Service>('services', '/api/v1/services', async () => {
+      const list = (await this.core.listServiceForAllNamespaces()) as unknown as k8s.V1ServiceList;
+      return { items: list.items.map((s) => JSON.parse(JSON.stringify(s)) as Service), metadata: list.metadata };
+    });
+    this.pools = informer<MetallbObject>(
+      'ipaddresspools',
+      `/apis/metallb.io/v1beta1/namespaces/${metallbNamespace}/ipaddresspools`,
+      async () =>
+        (await custom.listNamespacedCustomObject({ group: 'metallb.io', version: 'v1beta1', namespace: metallbNamespace, plural: 'ipaddresspools' })) as {
+          items: MetallbObject[];
+          metadata: k8s.V1ListMeta;
+        },
+    );
+    this.addresses.addIndex(ADDRESS_BY_IP, (a) => [a.spec.address]);
+    this.addresses.addIndex(ADDRESS_BY_CLAIM, (a) => [claimRefKey(a)].filter((k) => k !== undefined));
+    this.addresses.addIndex(ADDRESS_BY_HOLDER, (a) => {
+      const to = a.status?.associatedTo;
+      return to ? [holderKey(to)] : [];
+    });
+    this.services.addIndex(SERVICE_BY_INGRESS, (s) => ingressIps(s));
+    this.services.addIndex(SERVICE_BY_CLAIM, (s) => {
+      const claim = s.metadata?.annotations?.['local.sdn.cozystack.io/ip-address-claim'];
+      return claim ? [`${s.metadata!.namespace}/${claim}`] : [];
+    });
+    this.services.addIndex(PLACEHOLDER_BY_ADDRESS, (s) =>
+      s.metadata?.namespace === placeholderNamespace && s.metadata.labels?.[PLACEHOLDER_LABEL] === 'true' && s.metadata.labels[IP_ADDRESS_LABEL]
+        ? [s.metadata.labels[IP_ADDRESS_LABEL]]
+        : [],
+    );
+    this.services.addIndex(PLACEHOLDER_BY_CLAIM, (s) => {
+      const a = s.metadata?.annotations;
+      return s.metadata?.namespace === placeholderNamespace && s.metadata.labels?.[PLACEHOLDER_LABEL] === 'true' && a?.[CLAIM_NAMESPACE_ANNOTATION] && a[CLAIM_NAME_ANNOTATION]
+        ? [`${a[CLAIM_NAMESPACE_ANNOTATION]}/${a[CLAIM_NAME_ANNOTATION]}`]
+        : [];
+    });
+  }
+
+  get informers(): Informer<KubeObject>[] {
+    return [this.classes, this.claims, this.addresses, this.services, this.pools] as unknown as Informer<KubeObject>[];
+  }
+
+  ipClass(name: string) {
+    return this.classes.get(name);
+  }
+  allClasses() {
+    return this.classes.list();
+  }
+  claim(namespace: string, name: string) {
+    return this.claims.get(claimKey(namespace, name));
+  }
+  address(name: string) {
+    return this.addresses.get(name);
+  }
+  addressesByIp(ip: string) {
+    return this.addresses.byIndex(ADDRESS_BY_IP, ip);
+  }
+  addressesHeldBy(namespace: string, name: string) {
+    return this.addresses.byIndex(ADDRESS_BY_HOLDER, holderKey({ kind: 'Service', namespace, name }));
+  }
+  addressesOfClass(className: string) {
+    return this.addresses.list().filter((a) => a.spec.className === className);
+  }
+  service(namespace: string, name: string) {
+    return this.services.get(`${namespace}/${name}`);
+  }
+  servicesForClaim(namespace: string, claim: string) {
+    return this.services.byIndex(SERVICE_BY_CLAIM, `${namespace}/${claim}`);
+  }
+  servicesWithIp(ip: string) {
+    return this.services.byIndex(SERVICE_BY_INGRESS, ip);
+  }
+  addressesReferencing(namespace: string, name: string) {
+    return this.addresses.byIndex(ADDRESS_BY_CLAIM, claimKey(namespace, name));
+  }
+  placeholdersOf(addressName: string) {
+    return this.services.byIndex(PLACEHOLDER_BY_ADDRESS, addressName);
+  }
+  allocationPlaceholdersOf(namespace: string, claim: string) {
+    return this.services.byIndex(PLACEHOLDER_BY_CLAIM, `${namespace}/${claim}`);
+  }
+  pool(className: string) {
+    return this.pools.get(`${this.metallbNamespace}/${poolName(className)}`);
+  }
+
+  /** Create, or replace on top of the current object (the driver owns these fields). */
+  async apply(object: MetallbObject): Promise<void> {
+    try {
+      const current = await this.objects.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name!, namespace: object.metadata.namespace } });
+      await this.objects.replace({ ...object, metadata: { ...current.metadata, ownerReferences: object.metadata.ownerReferences } } as k8s.KubernetesObject);
+    } catch (error) {
+      if (!isNotFound(error)) {
+        throw error;
+      }
+      await this.objects.create(object as k8s.KubernetesObject);
+    }
+  }
+
+  async createService(service: k8s.V1Service): Promise<k8s.V1Service> {
+    return this.core.createNamespacedService({ namespace: service.metadata!.namespace!, body: service });
+  }
+  async updateService(service: k8s.V1Service): Promise<k8s.V1Service> {
+    return this.core.replaceNamespacedService({ namespace: service.metadata!.namespace!, name: service.metadata!.name!, body: service });
+  }
+  async deleteService(namespace: string, name: string): Promise<void> {
+    try {
+      await this.core.deleteNamespacedService({ namespace, name });
+    } catch (error) {
+      if (!isNotFound(error)) {
+        throw error;
+      }
+    }
+  }
+  createAddress(address: IPAddress): Promise<IPAddress> {
+    return this.addressApi.create(address);
+  }
+  getAddress(name: string): Promise<IPAddress> {
+    return this.addressApi.get(name);
+  }
+  updateAddress(address: IPAddress): Promise<IPAddress> {
+    return this.addressApi.replace(address);
+  }
+  updateAddressStatus(address: IPAddress): Promise<IPAddress> {
+    return this.addressApi.replaceStatus(address);
+  }
+}

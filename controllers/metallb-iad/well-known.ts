@@ -1,0 +1,15 @@
+/**
+ * The driver's own labels and annotations, and the MetalLB annotations it
+ * writes (docs/driver.md). Placeholders carry the driver's; tenant Services get
+ * MetalLB's pin.
+ */
+import { METALLB_PROVISIONER } from '../../api/v1alpha1/index.js';
+
+export const DRIVER = METALLB_PROVISIONER;
+export const PLACEHOLDER_LABEL = `${DRIVER}/placeholder`;
+export const IP_ADDRESS_LABEL = `${DRIVER}/ip-address`;
+export const CLAIM_NAMESPACE_ANNOTATION = `${DRIVER}/claim-namespace`;
+export const CLAIM_NAME_ANNOTATION = `${DRIVER}/claim-name`;
+export const PINNED_ANNOTATION = `${DRIVER}/pinned`;
+export const PIN_ANNOTATION = 'metallb.io/loadBalancerIPs';
+export const POOL_ANNOTATION = 'metallb.io/address-pool';
