@@ -13,9 +13,9 @@ import {
   NAMED_CONFIGURATIONS,
   PLATFORM_VARIANTS,
   PRESETS,
-  platformFragment,
   renderedPackages,
 } from '../constructs/platform/variants.js';
+import { platformFragment } from '../constructs/platform/platform-fragment.js';
 import type { FileTree } from './file-tree.js';
 
 /** Files under `packages/`, the tree the cozystack-packages artifact carries. */

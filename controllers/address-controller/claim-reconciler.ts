@@ -47,27 +47,30 @@ export class ClaimReconciler {
     const requested = requestedFamilies(claim.spec.family);
     const missing = requested ? missingFamilies(requested, bound) : [];
     let resolution: ClassResolution | undefined;
-    const match: { -readonly [K in keyof MatchContext]: MatchContext[K] } = {};
+    // What the status says about matching, gathered here and handed to the pure status computation whole.
+    let provisioner: string | undefined;
+    let pinnedMissing: string | undefined;
     if (missing.length > 0) {
       resolution = resolveClass(claim, this.store.classes());
       if (resolution.ok) {
-        const provisioner = resolution.class.spec.provisioner;
-        match.provisioner = provisioner;
+        provisioner = resolution.class.spec.provisioner;
         if (claim.metadata.annotations?.[PROVISIONER_ANNOTATION] !== provisioner) {
           claim = await this.store.updateClaim(
             withMeta(claim, { annotations: { ...claim.metadata.annotations, [PROVISIONER_ANNOTATION]: provisioner } }),
           );
         }
         for (const family of missing) {
-          const matched = await this.match(claim, resolution.class.metadata.name!, family, bound, match);
-          if (matched) {
-            bound.push(matched);
+          const outcome = await this.match(claim, resolution.class.metadata.name!, family, bound);
+          if (outcome.address) {
+            bound.push(outcome.address);
           }
+          pinnedMissing ??= outcome.pinnedMissing;
         }
         bound.sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
       }
     }
 
+    const match: MatchContext = { provisioner, pinnedMissing };
     const status = computeClaimStatus(
       claim,
       { bound, requested, missing: requested ? missingFamilies(requested, bound) : [], resolution, match },
@@ -87,22 +90,20 @@ export class ClaimReconciler {
     className: string,
     family: Family,
     bound: readonly IPAddress[],
-    context: { pinnedMissing?: string },
-  ): Promise<IPAddress | undefined> {
+  ): Promise<{ readonly address?: IPAddress; readonly pinnedMissing?: string }> {
     const pinned = claim.spec.addressName;
     let candidate: IPAddress | undefined;
     if (pinned) {
       const address = this.store.address(pinned);
       if (!address) {
-        context.pinnedMissing = pinned;
-        return undefined;
+        return { pinnedMissing: pinned };
       }
       candidate = isCandidate(address, className, family) ? address : undefined;
     } else {
       candidate = this.store.firstCandidate(className, family, new Set(bound.map((a) => a.metadata.name!)));
     }
     if (!candidate) {
-      return undefined;
+      return {};
     }
     const { namespace, name, uid } = claim.metadata;
     try {
@@ -111,7 +112,7 @@ export class ClaimReconciler {
         spec: { ...candidate.spec, claimRef: { namespace: namespace!, name: name!, uid } },
       });
       this.events.event(claim, 'Normal', 'Matched', `bound ${family} address ${candidate.spec.address} (IPAddress ${candidate.metadata.name})`);
-      return updated;
+      return { address: updated };
     } catch (error) {
       if (isConflict(error)) {
         this.events.event(

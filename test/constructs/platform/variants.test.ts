@@ -10,11 +10,11 @@ import {
   PLATFORM_VARIANTS,
   PRESETS,
   metallbRendered,
-  platformFragment,
   renderedPackages,
   type Bundles,
   type PlatformVariant,
 } from '../../../constructs/platform/variants.js';
+import { platformFragment } from '../../../constructs/platform/platform-fragment.js';
 import { renderChart } from '../../support/helm.js';
 
 const CONFIGS: Record<string, (b: Bundles) => Bundles> = {
