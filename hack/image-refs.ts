@@ -1,5 +1,5 @@
 /**
- * Lists every image reference of a packages tree (cozystack-packaging.md §5),
+ * Lists every image reference of a packages tree (docs/packaging.md),
  * one a line, and fails on a first-party reference without a digest or on a
  * first-party repository pinned at two digests.
  *

@@ -1,5 +1,5 @@
 /**
- * The install-side companion of suite selection (cozystack-packaging.md §4):
+ * The install-side companion of suite selection (docs/packaging.md):
  * the forward dependency closure of the PackageSources that some end-to-end
  * suites need, over the same graph as Cozystack's hack/select-install.sh.
  *

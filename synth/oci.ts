@@ -1,6 +1,6 @@
 /**
  * The cozystack-packages artifact as an OCI image layout, in the shape
- * `flux push artifact` produces (cozystack-packaging.md §3): an empty Flux
+ * `flux push artifact` produces (docs/packaging.md): an empty Flux
  * config blob and one tar+gzip layer of the packages tree. Every byte is a
  * function of the tree, so the manifest digest is reproducible.
  */

@@ -16,7 +16,7 @@ export const ADDRESS_CONTROLLER = 'address-controller';
 export const addressControllerValuesSchema = controllerValuesSchema({});
 
 /**
- * What the core does (address-controller-api.md §9): binds, protects and
+ * What the core does (docs/binding.md): binds, protects and
  * reclaims. It never creates IPAddresses and never touches Services.
  */
 export const ADDRESS_CONTROLLER_RULES: readonly RbacRule[] = [

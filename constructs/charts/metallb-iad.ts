@@ -1,4 +1,4 @@
-/** The upstream chart of the MetalLB driver (metallb-iad.md §11-§13). */
+/** The upstream chart of the MetalLB driver (docs/driver.md). */
 import type { V1Namespace } from '@kubernetes/client-node';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Construct } from 'constructs';

@@ -1,5 +1,5 @@
 /**
- * The fence around MetalLB's own address annotations (cozystack-packaging.md §7
+ * The fence around MetalLB's own address annotations (docs/packaging.md
  * style): in `tenant-*` namespaces nobody but the metallb-iad driver may
  * introduce or change an annotation (or field) that makes MetalLB hand a
  * Service a specific address or pool. Tenants ask for an address through

@@ -1,5 +1,5 @@
 /**
- * Tenant access to IP address claims (cozystack-packaging.md §6): plain
+ * Tenant access to IP address claims (docs/packaging.md): plain
  * ClusterRoles that carry only the aggregation label of the matching
  * `cozy:tenant*` role, the way backup-controller's tenant-clusterroles.yaml does.
  *

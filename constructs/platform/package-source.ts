@@ -1,4 +1,4 @@
-/** Cozystack's `PackageSource` (cozystack.io/v1alpha1, cluster-scoped; cozystack-packaging.md §2.2). */
+/** Cozystack's `PackageSource` (cozystack.io/v1alpha1, cluster-scoped; docs/packaging.md). */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 

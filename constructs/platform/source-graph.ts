@@ -1,6 +1,6 @@
 /**
  * The PackageSource dependency graph and the walks Cozystack's
- * hack/select-install.sh does over it (cozystack-packaging.md §4): the forward
+ * hack/select-install.sh does over it (docs/packaging.md): the forward
  * closure a set of e2e suites needs, and the graph checks of `--validate`.
  *
  * Synth needs the platform's graph without a Cozystack checkout, so the real

@@ -1,6 +1,6 @@
 /**
  * A typed model of how Cozystack's platform chart turns bundle settings into
- * Package objects (cozystack-packaging.md §2.7-§2.9), reduced to the system
+ * Package objects (docs/packaging.md), reduced to the system
  * bundle, which is where MetalLB and these packages live. The iaas, paas and
  * naas bundles never emit MetalLB or an address package and are not modelled.
  *
@@ -134,7 +134,7 @@ export function metallbIadRendered(bundles: Bundles): boolean {
  * The core: an optional system package, offered on every system variant (it
  * needs nothing else) and, like every system package, only with the system
  * bundle on; enabling the driver brings it along, as a hard dependency must
- * render wherever its dependent does (§2.8).
+ * render wherever its dependent does (docs/packaging.md).
  */
 export function addressControllerRendered(bundles: Bundles): boolean {
   return (

@@ -1,4 +1,4 @@
-/** The address pass (address-controller-api.md §8). */
+/** The address pass (docs/binding.md). */
 import { ADDRESS_PROTECTION_FINALIZER } from '../../api/v1alpha1/index.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { isNotFound } from '../runtime/kube.js';

@@ -1,4 +1,4 @@
-/** The claim pass (address-controller-api.md §7): I/O around the pure decisions. */
+/** The claim pass (docs/binding.md): I/O around the pure decisions. */
 import { CONDITION,
   CLAIM_PROTECTION_FINALIZER,
   PROVISIONER_ANNOTATION,

@@ -1,5 +1,5 @@
 /**
- * The core's two controllers and what wakes them (address-controller-api.md §7-§8):
+ * The core's two controllers and what wakes them (docs/binding.md):
  *   claim controller   ← claims; addresses map to the claim their claimRef names,
  *                        or, without one, to every claim not Bound; classes to every claim not Bound.
  *   address controller ← addresses; claims map to the addresses referencing them.

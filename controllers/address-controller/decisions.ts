@@ -1,5 +1,5 @@
 /**
- * The core's decisions as pure functions (address-controller-api.md §7-§8):
+ * The core's decisions as pure functions (docs/binding.md):
  * no I/O, no clock except the `now` passed in. The reconcilers only read the
  * cluster, call these, and write what they return.
  */
@@ -175,7 +175,7 @@ export type AddressDecision =
   | { readonly action: 'phase'; readonly phase: AddressPhase }
   | { readonly action: 'delete' };
 
-/** §8 steps 4-7 for a live address: the phase it should have, or its safety-net deletion. */
+/** For a live address (docs/binding.md): the phase it should have, or its safety-net deletion. */
 export function decideAddress(address: IPAddress, claim: IPAddressClaim | undefined): AddressDecision {
   const phase = address.status?.phase;
   const set = (next: AddressPhase): AddressDecision => (phase === next ? { action: 'none' } : { action: 'phase', phase: next });
@@ -198,7 +198,7 @@ export function decideAddress(address: IPAddress, claim: IPAddressClaim | undefi
   return set('Bound');
 }
 
-/** §8 step 2: the core's finalizer stays only while the address is Bound to a live claim. */
+/** The core's finalizer stays only while the address is Bound to a live claim. */
 export function deletionBlocked(address: IPAddress, claim: IPAddressClaim | undefined): boolean {
   const ref = address.spec.claimRef;
   return Boolean(

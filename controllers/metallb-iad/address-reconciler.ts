@@ -1,6 +1,6 @@
 /**
- * The holding invariant, teardown, Conflict recovery and Lost (metallb-iad.md
- * §6, §8, §9): an address of a served class that no live workload carries is
+ * The holding invariant, teardown, Conflict recovery and Lost (docs/driver.md):
+ * an address of a served class that no live workload carries is
  * held by a pinned placeholder, so MetalLB cannot give it away.
  */
 import { METALLB_TEARDOWN_FINALIZER, type IPAddress } from '../../api/v1alpha1/index.js';

@@ -1,5 +1,5 @@
 /**
- * Allocation (metallb-iad.md §4): for each missing family of a claim stamped
+ * Allocation (docs/driver.md): for each missing family of a claim stamped
  * for this driver, a deterministic allocation placeholder lets MetalLB pick
  * the IP; the driver pins what it observed, records the IPAddress, and hands
  * the placeholder to it. Every step is idempotent, so a crash at any point is

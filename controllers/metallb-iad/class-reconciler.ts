@@ -1,4 +1,4 @@
-/** Renders one IPAddressPool (autoAssign false) and L2Advertisement per served class (metallb-iad.md §3). */
+/** Renders one IPAddressPool (autoAssign false) and L2Advertisement per served class (docs/driver.md). */
 import type { ReconcileResult } from '../runtime/controller.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import type { IPAddressClass } from '../../api/v1alpha1/index.js';

@@ -58,7 +58,7 @@ export class DriverClusterStore implements DriverStore {
     this.classes = informer('ipaddressclasses', classApi.path, () => classApi.list());
     this.claims = informer('ipaddressclaims', claimApi.path, () => claimApi.list());
     this.addresses = informer('ipaddresses', this.addressApi.path, () => this.addressApi.list());
-    // Raw JSON lists keep one object shape with the watch stream (anchors.md §5.2).
+    // Raw JSON lists keep one object shape with the watch stream (docs/runtime.md).
     this.services = informer<Service>('services', '/api/v1/services', async () => {
       const list = (await this.core.listServiceForAllNamespaces()) as unknown as k8s.V1ServiceList;
       return { items: list.items.map((s) => JSON.parse(JSON.stringify(s)) as Service), metadata: list.metadata };

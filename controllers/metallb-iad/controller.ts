@@ -1,5 +1,5 @@
 /**
- * The driver's four controllers and what wakes them (metallb-iad.md §3-§8):
+ * The driver's four controllers and what wakes them (docs/driver.md):
  *   class    ← classes; pool changes (drift)
  *   claim    ← claims; any address (freed capacity) → every stamped claim not Bound;
  *              allocation placeholders → their claim

@@ -1,5 +1,5 @@
 /**
- * Association and Conflict detection (metallb-iad.md §7-§8): a tenant Service
+ * Association and Conflict detection (docs/driver.md): a tenant Service
  * annotated with a claim of its own namespace gets the claim's addresses; one
  * claim serves one live workload; an IP carried without authorization puts
  * its address in Conflict.

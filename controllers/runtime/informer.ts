@@ -1,6 +1,6 @@
 /**
  * A list+watch cache of one resource, with the resilience client-node's own
- * informer lacks (anchors.md §5.2): it resumes from the last resourceVersion,
+ * informer lacks (docs/runtime.md): it resumes from the last resourceVersion,
  * relists on 410 Gone, restarts with backoff (1 s doubling to 30 s) on any
  * other error, and a watchdog aborts a watch that has been silent too long.
  * Secondary indexes map index values to object keys.

@@ -1,5 +1,5 @@
 /**
- * Lease-based leader election, client-go's algorithm (anchors.md §5.5):
+ * Lease-based leader election, client-go's algorithm (docs/runtime.md):
  * acquire or renew every retry period with resourceVersion as the lock; a
  * foreign Lease counts as expired only when its record has not changed for a
  * whole lease duration as observed here (not by its timestamps: clocks skew);

@@ -12,7 +12,7 @@ import { createLogger, type Logger, type LogLevel } from './log.js';
 import { Manager } from './manager.js';
 import { ControllerMetrics } from './metrics.js';
 
-/** The flags every controller takes (address-controller-api.md §11). */
+/** The flags every controller takes (docs/binding.md). */
 export function commonFlags<T>(parser: Argv<T>, leaderElectionId: string) {
   return parser
     .option('kubeconfig', { type: 'string', describe: 'Kubeconfig file (default: in-cluster, then $KUBECONFIG)' })

@@ -250,9 +250,9 @@ afterAll(async () => {
 
 let claims = 0;
 for (const [title, steps] of [
-  ['the reservation (driver, metallb-iad.md §4)', RESERVATION],
-  ['the binding (core, address-controller-api.md §7)', BINDING],
-  ['the handoff (driver, metallb-iad.md §7)', HANDOFF],
+  ['the reservation (driver, docs/driver.md)', RESERVATION],
+  ['the binding (core, docs/binding.md)', BINDING],
+  ['the handoff (driver, docs/driver.md)', HANDOFF],
 ] as const) {
   describe(`kill -9 at each step of ${title}`, () => {
     for (const step of steps) {

@@ -24,7 +24,7 @@ const NEIGHBOUR_SA = 'system:serviceaccount:cozy-metallb-iad:other';
 const TENANT_SA = 'system:serviceaccount:tenant-a:tenant-a';
 const VAP_API = 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
 
-/** Cozystack's cozy:tenant* roles (cozystack-packaging.md §6.1): rules come only by aggregation. */
+/** Cozystack's cozy:tenant* roles (docs/packaging.md): rules come only by aggregation. */
 const TENANT_ROLES: [string, string, string[]][] = [
   ['cozy:tenant', 'aggregate-to-tenant', []],
   ['cozy:tenant:view', 'aggregate-to-tenant-view', ['aggregate-to-tenant-use', 'aggregate-to-tenant-admin', 'aggregate-to-tenant-super-admin']],

@@ -69,7 +69,7 @@ describe('variant gating model', () => {
 });
 
 describe('the platform-chart fragment, rendered by helm, follows whatever the system bundle renders', () => {
-  // A harness platform chart: the fragment, the platform's package helper as §2.7
+  // A harness platform chart: the fragment, the platform's package helper as Cozystack's
   // describes it, and a system bundle whose MetalLB rule is nothing like the real
   // one (a value of its own). The fragment must follow it all the same: it reads
   // the bundle's render and restates no rule. Against the real chart this runs

@@ -3,7 +3,7 @@ import { address, available, claim, ref, world } from './fixtures.js';
 
 const PROTECTION = 'local.sdn.cozystack.io/address-protection';
 
-describe('address reconciler (§12, ipaddress_controller_test)', () => {
+describe('address reconciler', () => {
   it('1. an unbound address becomes Available and gets the address-protection finalizer', async () => {
     const w = world();
     w.store.put(address('203.0.113.7'));

@@ -3,7 +3,7 @@ import { address, available, claim, defaultClass, ipClass, PROVISIONER, ref, wor
 
 const condition = (c: ReturnType<ReturnType<typeof world>['claimOf']>, type: string) => c?.status?.conditions?.find((x) => x.type === type);
 
-describe('claim reconciler (§12, ipaddressclaim_controller_test)', () => {
+describe('claim reconciler', () => {
   it('1. explicit class, no addresses: Pending, stamped, className, finalizer, WaitingForProvisioning', async () => {
     const w = world();
     w.store.put(ipClass());

@@ -1,4 +1,4 @@
-/** The Go suite's fixtures (address-controller-api.md §12): class public, claim tenant-a/web, 203.0.113.0/24. */
+/** The Go suite's fixtures (docs/binding.md): class public, claim tenant-a/web, 203.0.113.0/24. */
 import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../../api/v1alpha1/index.js';
 import { AddressReconciler } from '../../../controllers/address-controller/address-reconciler.js';
 import { ClaimReconciler } from '../../../controllers/address-controller/claim-reconciler.js';

@@ -7,7 +7,7 @@ import { boundAddress, publicClass } from './fixtures.js';
 
 const withParameters = (parameters: unknown) => ({ ...publicClass(), spec: { ...publicClass().spec, parameters: parameters as Record<string, unknown> } });
 
-describe('parameters (§14 driver_test 1)', () => {
+describe('parameters', () => {
   it('accepts a list of CIDRs, and MetalLB ranges', () => {
     expect(parseClassParameters(withParameters({ addresses: ['203.0.113.0/24'] }))).toMatchObject({ ok: true, addresses: ['203.0.113.0/24'] });
     expect(parseClassParameters(withParameters({ addresses: ['203.0.113.10-203.0.113.20', '2001:db8::/64'], extra: 1 }))).toMatchObject({ ok: true });
@@ -29,7 +29,7 @@ describe('parameters (§14 driver_test 1)', () => {
   });
 });
 
-describe('names and shapes (§14 driver_test 2-5)', () => {
+describe('names and shapes', () => {
   it('names IPAddress objects after the IP', () => {
     expect(ipObjectName('203.0.113.7')).toBe('ip-203-0-113-7');
     expect(ipObjectName('2001:db8::7')).toBe('ip-2001-db8--7');

@@ -1,4 +1,4 @@
-/** The Go suite's fixtures (metallb-iad.md §14). */
+/** The Go suite's fixtures (docs/driver.md). */
 import type { V1Service } from '@kubernetes/client-node';
 import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../../api/v1alpha1/index.js';
 import { DriverAddressReconciler } from '../../../controllers/metallb-iad/address-reconciler.js';

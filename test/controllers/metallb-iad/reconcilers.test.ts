@@ -6,7 +6,7 @@ const PIN = 'metallb.io/loadBalancerIPs';
 const MARKER = 'metallb.drivers.local.sdn.cozystack.io/pinned';
 const CLAIM = 'local.sdn.cozystack.io/ip-address-claim';
 
-describe('class controller (§14)', () => {
+describe('class controller', () => {
   it('1. renders the pool (autoAssign false, owned by the class) and the advertisement', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
@@ -70,7 +70,7 @@ describe('class controller (§14)', () => {
   });
 });
 
-describe('claim controller (§14)', () => {
+describe('claim controller', () => {
   it('1. reserves through one unpinned placeholder, and no IPAddress yet', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
@@ -266,7 +266,7 @@ describe('claim controller (§14)', () => {
   });
 });
 
-describe('IPAddress controller (§14)', () => {
+describe('IPAddress controller', () => {
   it('1. an unassociated address gets a pinned, linked hold', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
@@ -387,7 +387,7 @@ describe('IPAddress controller (§14)', () => {
   });
 });
 
-describe('Service controller (§14)', () => {
+describe('Service controller', () => {
   function handoffWorld() {
     const w = world();
     w.cluster.putClass(publicClass());
