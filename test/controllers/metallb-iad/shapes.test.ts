@@ -1,3 +1,4 @@
+/** The driver's pure shapes: class parameters (class-parameters.ts), names (names.ts), placeholders (placeholders.ts), and the IP ranges they rest on (api/ip.ts). */
 import { describe, expect, it } from 'vitest';
 import { parseClassParameters } from '../../../controllers/metallb-iad/class-parameters.js';
 import { allocationPlaceholderName, holdPlaceholderName, ipObjectName } from '../../../controllers/metallb-iad/names.js';
