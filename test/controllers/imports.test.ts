@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/synth.js';
 
@@ -77,4 +78,21 @@ describe('controller imports', () => {
       'controllers/metallb-iad/x.ts imports api/v1alpha1/schema/ipaddress.js at run time: the schemas are for the constructs; use api/v1alpha1/index.js',
     ]);
   });
+});
+
+describe('controller bundles', () => {
+  it.each(OWN)('%s bundles without TypeBox, the CRD schemas or anything of constructs/', async (name) => {
+    const result = await build({
+      entryPoints: [join(CONTROLLERS, name, 'main.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    expect(inputs.some((i) => i.startsWith('api/'))).toBe(true);
+    expect(inputs.filter((i) => i.includes('@sinclair/typebox') || i.startsWith('api/v1alpha1/schema/') || i.startsWith('api/typebox/') || i.startsWith('constructs/'))).toEqual([]);
+  }, 60_000);
 });
