@@ -39,6 +39,8 @@ export class Informer<T extends KubeObject> {
   private stopped = false;
   private abort: AbortController | undefined;
   private running: Promise<void> | undefined;
+  /** Ends the retry backoff early, so stop() never waits it out. */
+  private wake: (() => void) | undefined;
   private syncedOnce!: () => void;
   /** Resolves after the first complete list. */
   readonly synced = new Promise<void>((resolve) => (this.syncedOnce = resolve));
@@ -86,11 +88,24 @@ export class Informer<T extends KubeObject> {
     this.running ??= this.run();
   }
 
+  /**
+   * Stops watching. A watch request still waiting for the apiserver's answer
+   * cannot be aborted before it has one (client-node hands out its abort
+   * controller only then); it is abandoned and aborted when it resolves, and
+   * stop() returns at once instead of waiting on it.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     this.abort?.abort();
+    this.wake?.();
+    if (this.watchPending) {
+      return;
+    }
     await this.running;
   }
+
+  /** True between a watch request and the apiserver's first answer to it. */
+  private watchPending = false;
 
   private async run(): Promise<void> {
     let failures = 0;
@@ -113,7 +128,15 @@ export class Informer<T extends KubeObject> {
         const delay = Math.min(1000 * 2 ** failures, 30_000);
         failures++;
         this.options.log.warn('watch failed; restarting', { informer: this.options.name, delayMs: delay, error: String(error) });
-        await sleep(delay);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delay);
+          timer.unref();
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wake = undefined;
       }
     }
   }
@@ -163,6 +186,7 @@ export class Informer<T extends KubeObject> {
       };
       pet();
       const watch = new k8s.Watch(this.options.kubeConfig);
+      this.watchPending = true;
       watch
         .watch(
           this.options.path,
@@ -172,6 +196,9 @@ export class Informer<T extends KubeObject> {
             timeoutSeconds: this.options.watchTimeoutSeconds ?? 240,
           },
           (phase: string, object: T & { code?: number }) => {
+            if (this.stopped) {
+              return; // an abandoned watch that answered after stop()
+            }
             pet();
             if (phase === 'ERROR') {
               if (object.code === 410) {
@@ -209,11 +236,15 @@ export class Informer<T extends KubeObject> {
           },
         )
         .then((controller) => {
+          this.watchPending = false;
           this.abort = controller;
           if (this.stopped || settled) {
             controller.abort();
           }
-        }, finish);
+        }, (error: unknown) => {
+          this.watchPending = false;
+          finish(error);
+        });
     });
   }
 
@@ -268,8 +299,4 @@ export class Informer<T extends KubeObject> {
       }
     }
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

@@ -17,6 +17,8 @@ export interface WatchRequest {
 
 export type WatchScript = (send: (type: string, object: unknown) => void, end: () => void) => void;
 
+const STALL: WatchScript = () => {};
+
 type StoredObject = { metadata: { name: string; namespace?: string; resourceVersion?: string } } & Record<string, unknown>;
 
 export class FakeApiserver {
@@ -53,6 +55,11 @@ export class FakeApiserver {
     this.scripts.push(script);
   }
 
+  /** The next watch request gets no answer at all, not even headers (an apiserver that hangs). */
+  stallNextWatch(): void {
+    this.scripts.push(STALL);
+  }
+
   nextRevision(): string {
     return String(++this.revision);
   }
@@ -70,6 +77,10 @@ export class FakeApiserver {
     if (url.searchParams.get('watch') === 'true') {
       this.watches.push({ path: url.pathname, resourceVersion: url.searchParams.get('resourceVersion') ?? undefined });
       const script = this.scripts.shift();
+      this.open.add(res);
+      if (script === STALL) {
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.flushHeaders(); // the apiserver answers a watch at once, events or not
       this.open.add(res);

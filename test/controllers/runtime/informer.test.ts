@@ -113,4 +113,25 @@ describe('Informer', () => {
     expect(Date.now() - began).toBeLessThan(1_000);
     informer = undefined;
   });
+
+  it('stops promptly during its retry backoff', async () => {
+    server.onWatch((send) => send('ERROR', { kind: 'Status', apiVersion: 'v1', code: 500, reason: 'InternalError', message: 'boom' }));
+    start([{ items: [], resourceVersion: '1' }]);
+    await until('a restart', () => informer!.restarts === 1);
+    const began = Date.now();
+    await informer!.stop();
+    expect(Date.now() - began).toBeLessThan(500); // the backoff is 1 s
+    informer = undefined;
+  });
+
+  it('stops promptly while a watch request has no answer yet (an apiserver that hangs)', async () => {
+    server.stallNextWatch();
+    const { events } = start([{ items: [], resourceVersion: '1' }]);
+    await until('watch requested', () => server.watches.length === 1);
+    const began = Date.now();
+    await informer!.stop();
+    expect(Date.now() - began).toBeLessThan(500);
+    expect(events).toEqual([]);
+    informer = undefined;
+  });
 });
