@@ -43,7 +43,13 @@ export const ControllerSchema = Type.Object(
     tolerations: Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'Pod tolerations.' }),
     affinity: Type.Object({}, { additionalProperties: true, description: 'Pod affinity.' }),
   },
-  { ...closed, description: 'Controller Deployment settings.' },
+  {
+    ...closed,
+    description: 'Controller Deployment settings.',
+    // Two pods without a Lease would both reconcile: more than one replica needs leader election.
+    if: { properties: { leaderElect: { const: false } }, required: ['leaderElect'] },
+    then: { properties: { replicas: { maximum: 1, description: 'more than one replica needs leaderElect: true' } } },
+  },
 );
 export type ControllerValues = Static<typeof ControllerSchema>;
 

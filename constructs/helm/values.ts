@@ -47,7 +47,8 @@ export interface ValuesError {
   readonly message: string;
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+// verbose: an error carries its subschema, whose description says why a conditional rule applies.
+const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
 const compiled = new WeakMap<object, ReturnType<typeof ajv.compile>>();
 
 /** Checks `values` against the definition's schema; an empty list means valid. */
@@ -62,7 +63,10 @@ export function validateValues(definition: ValuesDefinition, values: unknown): V
   if (validate(values)) {
     return [];
   }
-  return (validate.errors ?? []).map(describeError).sort((a, b) => a.field.localeCompare(b.field));
+  // An if/then rule reports twice: the failed branch's own error, and "must match then" on the
+  // object; the first says what is wrong.
+  const errors = (validate.errors ?? []).filter((e) => e.keyword !== 'if');
+  return errors.map(describeError).sort((a, b) => a.field.localeCompare(b.field));
 }
 
 function describeError(error: ErrorObject): ValuesError {
@@ -75,7 +79,8 @@ function describeError(error: ErrorObject): ValuesError {
     segments.push(String((error.params as { missingProperty: string }).missingProperty));
     return { field: segments.join('.'), message: 'is required' };
   }
-  return { field: segments.join('.') || '(root)', message: error.message ?? error.keyword };
+  const because = error.schemaPath.includes('/then/') ? (error.parentSchema as { description?: string } | undefined)?.description : undefined;
+  return { field: segments.join('.') || '(root)', message: `${error.message ?? error.keyword}${because ? ` (${because})` : ''}` };
 }
 
 /** The `description` of the schema node at `path`, for comments in values.yaml. */

@@ -95,6 +95,11 @@ describe('bad input: one line on stderr, non-zero exit, the output untouched', (
       /^synth: --set .*: address-controller\.controller\.replica: unknown field/,
     ],
     ['a --set for an unknown chart', ['--set', 'metallb.x=1'], /^synth: --set metallb\.x=1: unknown chart "metallb" \(known: address-controller, metallb-iad, cozy-address-controller, cozy-metallb-iad\)\n$/],
+    [
+      'replicas > 1 without leader election',
+      ['--set', 'metallb-iad.controller.replicas=2', '--set', 'metallb-iad.controller.leaderElect=false'],
+      /^synth: --set metallb-iad\.controller\.leaderElect=false: metallb-iad\.controller\.replicas: must be <= 1 \(more than one replica needs leaderElect: true\)/,
+    ],
     ['a malformed --set', ['--set', 'replicas'], /^synth: --set replicas: expected <chart>\.<path>=<value>\n$/],
     ['an image tag without digest', ['--set', 'address-controller.image.tag=v1.0.0'], /address-controller\.image\.tag: must match pattern/],
     ['a missing --values file', ['--values', '/nonexistent/v.yaml'], /^synth: --values \/nonexistent\/v\.yaml: cannot read: ENOENT\n$/],

@@ -79,7 +79,7 @@ describe.each(['address-controller', 'metallb-iad'])('%s chart', (name) => {
       '--set',
       `image.tag=v9@${digest}`,
       '--set',
-      'controller.replicas=3',
+      'controller.replicas=0',
       '--set',
       'controller.metricsPort=0',
       '--set',
@@ -92,7 +92,7 @@ describe.each(['address-controller', 'metallb-iad'])('%s chart', (name) => {
     const deployment = find(objects, 'Deployment', name);
     const c = container(objects);
     expect(c.image).toBe(`registry.example/x:v9@${digest}`);
-    expect(deployment.spec.replicas).toBe(3);
+    expect(deployment.spec.replicas).toBe(0); // scaled down; more than one would need leader election
     expect(deployment.spec.template.spec.priorityClassName).toBe('system-cluster-critical');
     expect(c.resources.limits).toEqual({ memory: '256Mi' });
     expect(c.args).toEqual(expect.arrayContaining(['--leader-elect=false', '--metrics-bind-address=0']));
@@ -110,10 +110,18 @@ describe.each(['address-controller', 'metallb-iad'])('%s chart', (name) => {
     [['image.tag=v1.0.0'], "image.tag: Does not match pattern"],
     [['controller.replica=2'], 'Additional property replica is not allowed'],
     [['controller.logLevel=loud'], 'controller.logLevel: controller.logLevel must be one of the following'],
+    // Two pods without a Lease would both reconcile.
+    [['controller.replicas=2', 'controller.leaderElect=false'], 'controller.replicas: Must be less than or equal to 1'],
   ])('refuses --set %j with a schema error', (sets, message) => {
     const result = helm('template', 'release', chartDir(name), ...sets.flatMap((s) => ['--set', s]));
     expect(result.status).not.toBe(0);
     expect(result.stderr).toContain(message);
+  });
+
+  it('takes several replicas with leader election on', () => {
+    const result = helm('template', 'release', chartDir(name), '--set', 'controller.replicas=3');
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
   });
 
   it('grants leader election on Leases in the release namespace only', () => {
