@@ -22,8 +22,24 @@ export function commonFlags<T>(parser: Argv<T>, leaderElectionId: string) {
     .option('metrics-bind-address', { type: 'string', default: '0', describe: 'Metrics address, e.g. :8080; 0 disables' })
     .option('health-probe-bind-address', { type: 'string', default: ':8081', describe: '/healthz and /readyz address' })
     .option('log-level', { choices: ['debug', 'info', 'warn', 'error'] as const, default: 'info' as LogLevel })
+    .check((args) => {
+      const namespace = args['leader-election-namespace'];
+      if (namespace !== undefined) {
+        checkNamespaceFlag('leader-election-namespace', namespace);
+      }
+      return true;
+    })
     .strict()
     .version(false);
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** A namespace flag must name a valid namespace (a DNS-1123 label), or the process does not start. */
+export function checkNamespaceFlag(flag: string, value: unknown): void {
+  if (typeof value !== 'string' || value.length > 63 || !DNS_LABEL.test(value)) {
+    throw new Error(`--${flag} ${JSON.stringify(value)}: not a namespace name (lowercase letters, digits and '-', at most 63)`);
+  }
 }
 
 export interface CommonArgs {
@@ -46,12 +62,7 @@ export interface ControllerProcess {
 /** Builds the logger, kubeconfig, metrics and manager from the common flags. */
 export function controllerProcess(name: string, args: CommonArgs): ControllerProcess {
   const log = createLogger(args['log-level'], { logger: name });
-  const kubeConfig = new k8s.KubeConfig();
-  if (args.kubeconfig) {
-    kubeConfig.loadFromFile(args.kubeconfig);
-  } else {
-    kubeConfig.loadFromDefault();
-  }
+  const kubeConfig = loadKubeConfig(args.kubeconfig);
   let leaderElection: { namespace: string; name: string; identity: string } | undefined;
   if (args['leader-elect']) {
     const namespace = args['leader-election-namespace'] ?? process.env.POD_NAMESPACE;
@@ -70,6 +81,33 @@ export function controllerProcess(name: string, args: CommonArgs): ControllerPro
     leaderElection,
   });
   return { log, kubeConfig, metrics, manager };
+}
+
+/**
+ * The kubeconfig from --kubeconfig, else $KUBECONFIG, ~/.kube/config or the
+ * in-cluster ServiceAccount. Fails at once with one line when there is none,
+ * as controller-runtime does ("unable to get kubeconfig"): client-node would
+ * otherwise fall back to http://localhost:8080 and retry against it forever.
+ */
+export function loadKubeConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): k8s.KubeConfig {
+  const kubeConfig = new k8s.KubeConfig();
+  try {
+    if (file) {
+      kubeConfig.loadFromFile(file);
+    } else {
+      kubeConfig.loadFromDefault();
+    }
+  } catch (error) {
+    throw new Error(`unable to get kubeconfig: ${file ?? env.KUBECONFIG ?? 'default locations'}: ${(error as Error).message}`);
+  }
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster?.server) {
+    throw new Error(`unable to get kubeconfig: ${file ?? env.KUBECONFIG ?? 'default locations'}: no current context with a cluster server`);
+  }
+  if (!file && cluster.name === 'cluster' && cluster.server === 'http://localhost:8080') {
+    throw new Error('unable to get kubeconfig: pass --kubeconfig, set $KUBECONFIG, provide ~/.kube/config, or run in a Pod with a ServiceAccount');
+  }
+  return kubeConfig;
 }
 
 /** Starts the manager and stops it on a signal (exit 0) or a fatal error (exit 1). */
