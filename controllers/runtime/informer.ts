@@ -41,6 +41,8 @@ export class Informer<T extends KubeObject> {
   private running: Promise<void> | undefined;
   /** Ends the retry backoff early, so stop() never waits it out. */
   private wake: (() => void) | undefined;
+  /** True between a watch request and the apiserver's first answer to it. */
+  private watchPending = false;
   private syncedOnce!: () => void;
   /** Resolves after the first complete list. */
   readonly synced = new Promise<void>((resolve) => (this.syncedOnce = resolve));
@@ -104,8 +106,6 @@ export class Informer<T extends KubeObject> {
     await this.running;
   }
 
-  /** True between a watch request and the apiserver's first answer to it. */
-  private watchPending = false;
 
   private async run(): Promise<void> {
     let failures = 0;
