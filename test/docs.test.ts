@@ -1,14 +1,10 @@
 /** Comments and tests cite the design in docs/, which is in the repository, and nothing outside it. */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from './support/synth.js';
+import { REPO_ROOT, typeScriptFiles } from './support/synth.js';
 
-const sources = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
-  );
-const files = ['api', 'constructs', 'controllers', 'synth', 'hack', 'test'].flatMap((d) => sources(join(REPO_ROOT, d)));
+const files = ['api', 'constructs', 'controllers', 'synth', 'hack', 'test'].flatMap((d) => typeScriptFiles(join(REPO_ROOT, d)));
 
 describe('design references', () => {
   it('every docs/*.md a source cites exists', () => {

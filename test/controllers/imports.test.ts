@@ -4,11 +4,11 @@
  * controller; and the TypeBox schemas (api/v1alpha1/schema, api/typebox) only
  * as types, so no bundle carries TypeBox or the CRD descriptions.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../support/synth.js';
+import { REPO_ROOT, typeScriptFiles } from '../support/synth.js';
 
 const CONTROLLERS = join(REPO_ROOT, 'controllers');
 const OWN = ['address-controller', 'metallb-iad'];
@@ -19,11 +19,6 @@ interface Import {
   readonly typeOnly: boolean;
 }
 
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
-  );
-}
 
 /** Every relative import and re-export of a file, resolved to a repository path. */
 function importsOf(file: string, text = readFileSync(file, 'utf8')): Import[] {
@@ -50,13 +45,13 @@ function violations(imports: readonly Import[]): string[] {
 
 describe('controller imports', () => {
   it('reach only the runtime and the API contract', () => {
-    const all = sources(CONTROLLERS).flatMap((f) => importsOf(f));
+    const all = typeScriptFiles(CONTROLLERS).flatMap((f) => importsOf(f));
     expect(all.length).toBeGreaterThan(50);
     expect(violations(all)).toEqual([]);
   });
 
   it('the API module a controller imports at run time pulls in no schema either', () => {
-    const api = sources(join(REPO_ROOT, 'api')).filter((f) => !f.includes(`${join('api', 'v1alpha1', 'schema')}`) && !f.includes(join('api', 'typebox')));
+    const api = typeScriptFiles(join(REPO_ROOT, 'api')).filter((f) => !f.includes(`${join('api', 'v1alpha1', 'schema')}`) && !f.includes(join('api', 'typebox')));
     const runtime = api.flatMap((f) => importsOf(f)).filter((i) => !i.typeOnly);
     expect(runtime.filter((i) => i.target.startsWith('api/v1alpha1/schema/') || i.target.startsWith('api/typebox/'))).toEqual([]);
     expect(api.flatMap((f) => readFileSync(f, 'utf8').match(/^import (?!type )[^;]*'@sinclair\/typebox'/gm) ?? [])).toEqual([]);

@@ -1,5 +1,5 @@
 /** Synthesizes the artifact into a temp folder for tests that need files on disk. */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { synthesize } from '../../synth/artifact.js';
@@ -17,3 +17,10 @@ export function synthesizedArtifact(): string {
 }
 
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
+
+/** Every .ts file under `dir`, for tests that read the source tree. */
+export function typeScriptFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? typeScriptFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
