@@ -14,6 +14,13 @@ import { type Family } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
 
 export class ClaimReconciler {
+  /**
+   * Candidates being written by a pass now: with several workers, two claims
+   * of one class would otherwise pick the same smallest candidate and one
+   * would lose a 409 race.
+   */
+  private readonly taking = new Set<string>();
+
   constructor(
     private readonly store: AddressStore,
     private readonly events: EventRecorder,
@@ -100,11 +107,17 @@ export class ClaimReconciler {
       }
       candidate = isCandidate(address, className, family) ? address : undefined;
     } else {
-      candidate = this.store.firstCandidate(className, family, new Set(bound.map((a) => a.metadata.name!)));
+      candidate = this.store.firstCandidate(className, family, new Set([...bound.map((a) => a.metadata.name!), ...this.taking]));
     }
     if (!candidate) {
       return {};
     }
+    if (this.taking.has(candidate.metadata.name!)) {
+      // Only a pinned name gets here: another pass is writing it; look again once it is done.
+      throw new Error(`IPAddress ${candidate.metadata.name} is being bound by another pass`);
+    }
+    const candidateName = candidate.metadata.name!;
+    this.taking.add(candidateName);
     const { namespace, name, uid } = claim.metadata;
     try {
       const updated = await this.store.updateAddress({
@@ -123,6 +136,8 @@ export class ClaimReconciler {
         );
       }
       throw error;
+    } finally {
+      this.taking.delete(candidateName);
     }
   }
 

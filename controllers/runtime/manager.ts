@@ -22,6 +22,8 @@ export interface ManagerOptions {
   readonly metricsAddress?: { host: string; port: number };
   /** Absent: run without electing (a single replica). */
   readonly leaderElection?: { namespace: string; name: string; identity: string };
+  /** Workers per controller. @default 1 */
+  readonly concurrency?: number;
 }
 
 export class Manager {
@@ -72,9 +74,9 @@ export class Manager {
       return;
     }
     for (const controller of this.controllers) {
-      controller.start();
+      controller.start(this.options.concurrency ?? 1);
     }
-    log.info('controllers started', { controllers: this.controllers.map((c) => c.name) });
+    log.info('controllers started', { controllers: this.controllers.map((c) => c.name), workers: this.options.concurrency ?? 1 });
   }
 
   stop(): Promise<void> {

@@ -1,4 +1,5 @@
 /** Prometheus metrics of a controller process, on their own registry. */
+import type { ConnectionCounters } from './connections.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export class ControllerMetrics {
@@ -34,6 +35,34 @@ export class ControllerMetrics {
     labelNames: ['name'],
     registers: [this.registry],
   });
+
+  readonly connectionsOpened = new Counter({
+    name: 'rest_client_connections_total',
+    help: 'Connections opened to the apiserver (one keep-alive pool per process).',
+    registers: [this.registry],
+  });
+  readonly connectionsOpen = new Gauge({
+    name: 'rest_client_connections_open',
+    help: 'Connections to the apiserver open now.',
+    registers: [this.registry],
+  });
+  readonly tlsHandshakes = new Counter({
+    name: 'rest_client_tls_handshakes_total',
+    help: 'TLS handshakes with the apiserver.',
+    registers: [this.registry],
+  });
+
+  /** The connection pool's counters (controllers/runtime/connections.ts). */
+  get connectionCounters(): ConnectionCounters {
+    return {
+      connectionOpened: () => {
+        this.connectionsOpened.inc();
+        this.connectionsOpen.inc();
+      },
+      connectionClosed: () => this.connectionsOpen.dec(),
+      handshake: () => this.tlsHandshakes.inc(),
+    };
+  }
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

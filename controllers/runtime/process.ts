@@ -7,6 +7,7 @@
 import { hostname } from 'node:os';
 import * as k8s from '@kubernetes/client-node';
 import type { Argv } from 'yargs';
+import { shareConnections } from './connections.js';
 import { parseBindAddress } from './http.js';
 import { createLogger, type Logger, type LogLevel } from './log.js';
 import { Manager } from './manager.js';
@@ -21,8 +22,17 @@ export function commonFlags<T>(parser: Argv<T>, leaderElectionId: string) {
     .option('leader-election-id', { type: 'string', default: leaderElectionId, describe: 'Name of the Lease' })
     .option('metrics-bind-address', { type: 'string', default: '0', describe: 'Metrics address, e.g. :8080; 0 disables' })
     .option('health-probe-bind-address', { type: 'string', default: ':8081', describe: '/healthz and /readyz address' })
+    .option('concurrency', {
+      type: 'number',
+      default: DEFAULT_CONCURRENCY,
+      describe: 'Workers per controller; a key is never reconciled by two at once',
+    })
     .option('log-level', { choices: ['debug', 'info', 'warn', 'error'] as const, default: 'info' as LogLevel })
     .check((args) => {
+      const workers = args.concurrency;
+      if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
+        throw new Error(`--concurrency ${JSON.stringify(workers)}: a whole number from 1 to 64`);
+      }
       const namespace = args['leader-election-namespace'];
       if (namespace !== undefined) {
         checkNamespaceFlag('leader-election-namespace', namespace);
@@ -32,6 +42,9 @@ export function commonFlags<T>(parser: Argv<T>, leaderElectionId: string) {
     .strict()
     .version(false);
 }
+
+/** Workers per controller, chosen with `npm run bench` (docs/runtime.md). */
+export const DEFAULT_CONCURRENCY = 4;
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -50,6 +63,7 @@ export interface CommonArgs {
   'metrics-bind-address': string;
   'health-probe-bind-address': string;
   'log-level': LogLevel;
+  concurrency: number;
 }
 
 export interface ControllerProcess {
@@ -62,7 +76,8 @@ export interface ControllerProcess {
 /** Builds the logger, kubeconfig, metrics and manager from the common flags. */
 export function controllerProcess(name: string, args: CommonArgs): ControllerProcess {
   const log = createLogger(args['log-level'], { logger: name });
-  const kubeConfig = loadKubeConfig(args.kubeconfig);
+  const metrics = new ControllerMetrics();
+  const kubeConfig = shareConnections(loadKubeConfig(args.kubeconfig), { counters: metrics.connectionCounters });
   let leaderElection: { namespace: string; name: string; identity: string } | undefined;
   if (args['leader-elect']) {
     const namespace = args['leader-election-namespace'] ?? process.env.POD_NAMESPACE;
@@ -71,7 +86,6 @@ export function controllerProcess(name: string, args: CommonArgs): ControllerPro
     }
     leaderElection = { namespace, name: args['leader-election-id'], identity: `${process.env.POD_NAME ?? hostname()}_${process.pid}` };
   }
-  const metrics = new ControllerMetrics();
   const manager = new Manager({
     kubeConfig,
     log,
@@ -79,6 +93,7 @@ export function controllerProcess(name: string, args: CommonArgs): ControllerPro
     probeAddress: parseBindAddress('health-probe-bind-address', args['health-probe-bind-address']),
     metricsAddress: parseBindAddress('metrics-bind-address', args['metrics-bind-address']),
     leaderElection,
+    concurrency: args.concurrency,
   });
   return { log, kubeConfig, metrics, manager };
 }

@@ -29,10 +29,13 @@ export class FakeApiserver {
   private revision = 100;
   private server!: Server;
   private readonly open = new Set<ServerResponse>();
+  /** TCP connections accepted: what a keep-alive client saves. */
+  connections = 0;
 
   static async start(): Promise<FakeApiserver> {
     const fake = new FakeApiserver();
     fake.server = createServer((req, res) => void fake.handle(req, res));
+    fake.server.on('connection', () => fake.connections++);
     await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
     return fake;
   }

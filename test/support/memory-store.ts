@@ -25,6 +25,8 @@ export class InMemoryAddressStore implements AddressStore {
   readonly writes: string[] = [];
   /** Fails the next write to this key with 409 once, after applying `beforeFail`. */
   private conflictOnce = new Map<string, () => void>();
+  /** Writes land a turn of the event loop later, as over the network: concurrent passes interleave. */
+  slowWrites = false;
 
   put<T extends Obj>(object: T): T {
     const stored = structuredClone(object) as T;
@@ -104,6 +106,9 @@ export class InMemoryAddressStore implements AddressStore {
   }
 
   private async write<T extends Obj>(object: T, part: 'main' | 'status'): Promise<T> {
+    if (this.slowWrites) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     const key = this.key(object);
     const interference = this.conflictOnce.get(key);
     if (interference) {

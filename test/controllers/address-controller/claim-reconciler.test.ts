@@ -294,4 +294,30 @@ describe('claim reconciler: beyond the Go suite', () => {
     expect(w.claimOf()!.status?.addresses).toEqual([]);
     expect(w.store.address('ip-203-0-113-7')!.spec.claimRef?.uid).toBe('an-older-claim');
   });
+
+  it('concurrent passes of two claims of one class take different candidates, without a 409', async () => {
+    const w = world();
+    w.store.slowWrites = true;
+    w.store.put(ipClass());
+    w.store.put(claim(undefined, 'web'));
+    w.store.put(claim(undefined, 'api'));
+    w.store.put(address('203.0.113.7', {}, available));
+    w.store.put(address('203.0.113.8', {}, available));
+    await Promise.all([w.reconcileClaim('web'), w.reconcileClaim('api')]);
+    const bound = ['web', 'api'].map((n) => w.claimOf(n)!.status?.addresses?.map((a) => a.address));
+    expect(bound.flat().sort()).toEqual(['203.0.113.7', '203.0.113.8']);
+    expect(w.claimEvents.events.map((e) => e.reason)).not.toContain('MatchConflict');
+  });
+
+  it('a pinned name another pass is writing is retried, not reported missing', async () => {
+    const w = world();
+    w.store.slowWrites = true;
+    w.store.put(ipClass());
+    w.store.put(claim(undefined, 'web'));
+    w.store.put(claim({ className: 'public', family: 'IPv4', addressName: 'ip-203-0-113-7' }, 'api'));
+    w.store.put(address('203.0.113.7', {}, available));
+    const [first, second] = await Promise.allSettled([w.reconcileClaim('web'), w.reconcileClaim('api')]);
+    expect(first.status).toBe('fulfilled');
+    expect(second).toMatchObject({ status: 'rejected', reason: { message: 'IPAddress ip-203-0-113-7 is being bound by another pass' } });
+  });
 });
