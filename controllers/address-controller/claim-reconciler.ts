@@ -36,11 +36,27 @@ export class ClaimReconciler {
       await this.reclaim(claim);
       return;
     }
-    if (!claim.metadata.finalizers?.includes(CLAIM_PROTECTION_FINALIZER)) {
-      claim = await this.store.updateClaim(withMeta(claim, { finalizers: [...(claim.metadata.finalizers ?? []), CLAIM_PROTECTION_FINALIZER] }));
+    const bound = boundAddresses(claim, this.store.addressesReferencing(namespace, name));
+    const requested = requestedFamilies(claim.spec.family);
+    const missing = requested ? missingFamilies(requested, bound) : [];
+    // What the status says about matching, gathered here and handed to the pure status computation whole.
+    const resolution: ClassResolution | undefined = missing.length > 0 ? resolveClass(claim, this.store.classes()) : undefined;
+    const provisioner = resolution?.ok ? resolution.class.spec.provisioner : undefined;
+    let pinnedMissing: string | undefined;
+
+    // The finalizer and the provisioner stamp in one write, before any binding: a claim deleted
+    // after this point is reclaimed, and a driver sees the stamp no later than the finalizer.
+    const needsFinalizer = !claim.metadata.finalizers?.includes(CLAIM_PROTECTION_FINALIZER);
+    const needsStamp = provisioner !== undefined && claim.metadata.annotations?.[PROVISIONER_ANNOTATION] !== provisioner;
+    if (needsFinalizer || needsStamp) {
+      claim = await this.store.updateClaim(
+        withMeta(claim, {
+          ...(needsFinalizer ? { finalizers: [...(claim.metadata.finalizers ?? []), CLAIM_PROTECTION_FINALIZER] } : {}),
+          ...(needsStamp ? { annotations: { ...claim.metadata.annotations, [PROVISIONER_ANNOTATION]: provisioner } } : {}),
+        }),
+      );
     }
 
-    const bound = boundAddresses(claim, this.store.addressesReferencing(namespace, name));
     for (const [i, address] of bound.entries()) {
       if (!address.spec.claimRef?.uid) {
         // A driver pre-bound it without the UID: complete the binding.
@@ -51,30 +67,15 @@ export class ClaimReconciler {
       }
     }
 
-    const requested = requestedFamilies(claim.spec.family);
-    const missing = requested ? missingFamilies(requested, bound) : [];
-    let resolution: ClassResolution | undefined;
-    // What the status says about matching, gathered here and handed to the pure status computation whole.
-    let provisioner: string | undefined;
-    let pinnedMissing: string | undefined;
-    if (missing.length > 0) {
-      resolution = resolveClass(claim, this.store.classes());
-      if (resolution.ok) {
-        provisioner = resolution.class.spec.provisioner;
-        if (claim.metadata.annotations?.[PROVISIONER_ANNOTATION] !== provisioner) {
-          claim = await this.store.updateClaim(
-            withMeta(claim, { annotations: { ...claim.metadata.annotations, [PROVISIONER_ANNOTATION]: provisioner } }),
-          );
+    if (resolution?.ok) {
+      for (const family of missing) {
+        const outcome = await this.match(claim, resolution.class.metadata.name!, family, bound);
+        if (outcome.address) {
+          bound.push(outcome.address);
         }
-        for (const family of missing) {
-          const outcome = await this.match(claim, resolution.class.metadata.name!, family, bound);
-          if (outcome.address) {
-            bound.push(outcome.address);
-          }
-          pinnedMissing ??= outcome.pinnedMissing;
-        }
-        bound.sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
+        pinnedMissing ??= outcome.pinnedMissing;
       }
+      bound.sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1));
     }
 
     const match: MatchContext = { provisioner, pinnedMissing };

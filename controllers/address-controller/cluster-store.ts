@@ -17,6 +17,9 @@ import type { AddressStore } from './store.js';
 /** Index name of addresses by the claim their claimRef names, `<namespace>/<name>`. */
 export const CLAIM_REF_INDEX = 'spec.claimRef';
 
+/** Index name of claims not Bound, by the class they name (spec, else status), '' for none. */
+export const UNBOUND_BY_CLASS = 'unbound.className';
+
 export class ClusterStore implements AddressStore {
   readonly claims: Informer<IPAddressClaim>;
   readonly addresses: Informer<IPAddress>;
@@ -44,6 +47,7 @@ export class ClusterStore implements AddressStore {
     this.addresses = informer('ipaddresses', this.addressApi);
     this.classInformer = informer('ipaddressclasses', classApi);
     this.addresses.addIndex(CLAIM_REF_INDEX, (a) => [claimRefKey(a)].filter((k) => k !== undefined));
+    this.claims.addIndex(UNBOUND_BY_CLASS, (c) => (c.status?.phase === 'Bound' ? [] : [c.spec.className || c.status?.className || '']));
     this.addresses.on({
       add: (a) => this.observe(a),
       update: (_old, a) => this.observe(a),
@@ -75,8 +79,12 @@ export class ClusterStore implements AddressStore {
     return name === undefined ? undefined : this.addresses.get(name);
   }
 
-  unboundClaims(): IPAddressClaim[] {
-    return this.claims.list().filter((c) => c.status?.phase !== 'Bound');
+  unboundClaims(className?: string): IPAddressClaim[] {
+    if (className === undefined) {
+      return this.claims.list().filter((c) => c.status?.phase !== 'Bound');
+    }
+    const named = this.claims.byIndex(UNBOUND_BY_CLASS, className);
+    return className === '' ? named : [...named, ...this.claims.byIndex(UNBOUND_BY_CLASS, '')];
   }
 
   updateClaim(claim: IPAddressClaim): Promise<IPAddressClaim> {

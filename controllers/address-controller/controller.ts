@@ -1,7 +1,8 @@
 /**
  * The core's two controllers and what wakes them (docs/binding.md):
  *   claim controller   ← claims; addresses map to the claim their claimRef names,
- *                        or, without one, to every claim not Bound; classes to every claim not Bound.
+ *                        or, without one, to the claims not Bound of their class (or of
+ *                        none: the default); classes to every claim not Bound.
  *   address controller ← addresses; claims map to the addresses referencing them.
  */
 import { claimKey } from '../../api/v1alpha1/index.js';
@@ -44,14 +45,14 @@ export function coreControllers(
     metrics,
   );
 
-  const unboundClaims = () => store.unboundClaims().forEach((c) => claims.enqueue(keyOf(c)));
+  const unboundClaims = (className?: string) => store.unboundClaims(className).forEach((c) => claims.enqueue(keyOf(c)));
   const fromAddress = (a: IPAddress) => {
     addresses.enqueue(keyOf(a));
     const ref = a.spec.claimRef;
     if (ref) {
       claims.enqueue(claimKey(ref.namespace, ref.name));
     } else {
-      unboundClaims();
+      unboundClaims(a.spec.className); // an unbound address concerns only claims that could take it
     }
   };
   store.addresses.on({
@@ -72,6 +73,7 @@ export function coreControllers(
     store.addressesReferencing(namespace!, name!).forEach((a) => addresses.enqueue(keyOf(a)));
   };
   store.claims.on({ add: fromClaim, update: (_p, c) => fromClaim(c), delete: fromClaim });
-  store.classInformer.on({ add: unboundClaims, update: unboundClaims, delete: unboundClaims });
+  const anyUnbound = () => unboundClaims();
+  store.classInformer.on({ add: anyUnbound, update: anyUnbound, delete: anyUnbound });
   return { claims, addresses };
 }

@@ -15,8 +15,12 @@ export interface AddressStore {
   addressesReferencing(namespace: string, name: string): IPAddress[];
   /** The smallest matchable address of the class and family, skipping `exclude`. */
   firstCandidate(className: string, family: Family, exclude?: ReadonlySet<string>): IPAddress | undefined;
-  /** Claims whose phase is not Bound (the fan-out target of address and class events). */
-  unboundClaims(): IPAddressClaim[];
+  /**
+   * Claims whose phase is not Bound (the fan-out target of address and class
+   * events); with a class, only those of that class and those naming none (the
+   * default class may be it).
+   */
+  unboundClaims(className?: string): IPAddressClaim[];
 
   updateClaim(claim: IPAddressClaim): Promise<IPAddressClaim>;
   updateClaimStatus(claim: IPAddressClaim): Promise<IPAddressClaim>;

@@ -2,10 +2,27 @@
 import type { ReconcileResult } from '../runtime/controller.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import type { IPAddressClass } from '../../api/v1alpha1/index.js';
+import { deepEqual } from '../runtime/equal.js';
 import { renderBackend } from './backend.js';
 import { parseClassParameters, servedBy } from './class-parameters.js';
 import { rangesOverlap, type IpRange } from '../../api/ip.js';
-import type { DriverStore } from './store.js';
+import type { DriverStore, MetallbObject } from './store.js';
+
+/**
+ * Whether every field the driver renders has that value in the current
+ * object. Fields the apiserver defaults (the pool's avoidBuggyIPs) are not
+ * the driver's, so they do not count as drift.
+ */
+function rendersAs(current: MetallbObject | undefined, desired: MetallbObject): boolean {
+  const have = (current?.spec ?? {}) as Record<string, unknown>;
+  return current !== undefined && Object.entries(desired.spec ?? {}).every(([field, value]) => deepEqual(have[field], value));
+}
+
+/** Whether the current object carries the owner references the rendered one names. */
+function owns(current: MetallbObject | undefined, desired: MetallbObject): boolean {
+  const uids = new Set((current?.metadata.ownerReferences ?? []).map((o) => o.uid));
+  return (desired.metadata.ownerReferences ?? []).every((o) => uids.has(o.uid));
+}
 
 export class ClassReconciler {
   private readonly reported = new Map<string, string>();
@@ -41,12 +58,16 @@ export class ClassReconciler {
     }
     this.reported.delete(name);
     const { pool, advertisement } = renderBackend(ipClass, this.store.metallbNamespace, parameters.addresses);
-    const current = this.store.pool(name);
     try {
-      if (JSON.stringify(current?.spec) !== JSON.stringify(pool.spec) || !current?.metadata.ownerReferences?.length) {
-        await this.store.apply(pool);
+      // Written only when the cache differs from what the class renders: a pass that changes nothing costs no request.
+      for (const [desired, current] of [
+        [pool, this.store.pool(name)],
+        [advertisement, this.store.advertisement(name)],
+      ] as const) {
+        if (!rendersAs(current, desired) || !owns(current, desired)) {
+          await this.store.apply(desired, current);
+        }
       }
-      await this.store.apply(advertisement);
     } catch (error) {
       // E.g. MetalLB's CRDs not installed, or a namespace that does not exist.
       warnAndRethrow(this.events, ipClass, 'BackendFailed', `could not write the MetalLB pool and advertisement ${pool.metadata.name} in ${pool.metadata.namespace}`, error);

@@ -3,7 +3,7 @@
  * implementation over the cluster; the reconcilers see only this interface.
  */
 import * as k8s from '@kubernetes/client-node';
-import { claimKey, claimRefKey, holderKey,
+import { claimKey, claimRefKey, holderKey, PROVISIONER_ANNOTATION,
   GROUP,
   VERSION,
   type IPAddress,
@@ -16,7 +16,7 @@ import type { Logger } from '../runtime/log.js';
 import type { DriverStore, MetallbObject } from './store.js';
 import { poolName } from './names.js';
 import { ingressIps } from './services.js';
-import { IP_ADDRESS_LABEL, PLACEHOLDER_LABEL, CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION } from './well-known.js';
+import { DRIVER, IP_ADDRESS_LABEL, PLACEHOLDER_LABEL, CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION } from './well-known.js';
 
 export type { MetallbObject } from './store.js';
 
@@ -29,6 +29,10 @@ export const ADDRESS_BY_HOLDER = 'status.associatedTo';
 export const PLACEHOLDER_BY_ADDRESS = 'placeholder.address';
 export const PLACEHOLDER_BY_CLAIM = 'placeholder.claim';
 export const SERVICE_BY_INGRESS = 'status.loadBalancer.ingress';
+export const ADDRESS_BY_CLASS = 'spec.className';
+export const ADDRESS_BY_PHASE = 'status.phase';
+/** Claims stamped for this driver and not Bound, by class. */
+export const WAITING_BY_CLASS = 'waiting.className';
 
 export class DriverClusterStore implements DriverStore {
   readonly classes: Informer<IPAddressClass>;
@@ -36,6 +40,7 @@ export class DriverClusterStore implements DriverStore {
   readonly addresses: Informer<IPAddress>;
   readonly services: Informer<Service>;
   readonly pools: Informer<MetallbObject>;
+  readonly advertisements: Informer<MetallbObject>;
   private readonly addressApi: CustomResourceClient<IPAddress>;
   private readonly core: k8s.CoreV1Api;
   private readonly objects: k8s.KubernetesObjectApi;
@@ -63,14 +68,22 @@ export class DriverClusterStore implements DriverStore {
       const list = (await this.core.listServiceForAllNamespaces()) as unknown as k8s.V1ServiceList;
       return { items: list.items.map((s) => JSON.parse(JSON.stringify(s)) as Service), metadata: list.metadata };
     });
-    this.pools = informer<MetallbObject>(
-      'ipaddresspools',
-      `/apis/metallb.io/v1beta1/namespaces/${metallbNamespace}/ipaddresspools`,
-      async () =>
-        (await custom.listNamespacedCustomObject({ group: 'metallb.io', version: 'v1beta1', namespace: metallbNamespace, plural: 'ipaddresspools' })) as {
-          items: MetallbObject[];
-          metadata: k8s.V1ListMeta;
-        },
+    const metallb = (plural: string) =>
+      informer<MetallbObject>(
+        plural,
+        `/apis/metallb.io/v1beta1/namespaces/${metallbNamespace}/${plural}`,
+        async () =>
+          (await custom.listNamespacedCustomObject({ group: 'metallb.io', version: 'v1beta1', namespace: metallbNamespace, plural })) as {
+            items: MetallbObject[];
+            metadata: k8s.V1ListMeta;
+          },
+      );
+    this.pools = metallb('ipaddresspools');
+    this.advertisements = metallb('l2advertisements');
+    this.addresses.addIndex(ADDRESS_BY_CLASS, (a) => [a.spec.className]);
+    this.addresses.addIndex(ADDRESS_BY_PHASE, (a) => (a.status?.phase ? [a.status.phase] : []));
+    this.claims.addIndex(WAITING_BY_CLASS, (c) =>
+      c.metadata.annotations?.[PROVISIONER_ANNOTATION] === DRIVER && c.status?.phase !== 'Bound' ? [c.status?.className || c.spec.className || ''] : [],
     );
     this.addresses.addIndex(ADDRESS_BY_IP, (a) => [a.spec.address]);
     this.addresses.addIndex(ADDRESS_BY_CLAIM, (a) => [claimRefKey(a)].filter((k) => k !== undefined));
@@ -97,7 +110,7 @@ export class DriverClusterStore implements DriverStore {
   }
 
   get informers(): Informer<KubeObject>[] {
-    return [this.classes, this.claims, this.addresses, this.services, this.pools] as unknown as Informer<KubeObject>[];
+    return [this.classes, this.claims, this.addresses, this.services, this.pools, this.advertisements] as unknown as Informer<KubeObject>[];
   }
 
   ipClass(name: string) {
@@ -119,7 +132,13 @@ export class DriverClusterStore implements DriverStore {
     return this.addresses.byIndex(ADDRESS_BY_HOLDER, holderKey({ kind: 'Service', namespace, name }));
   }
   addressesOfClass(className: string) {
-    return this.addresses.list().filter((a) => a.spec.className === className);
+    return this.addresses.byIndex(ADDRESS_BY_CLASS, className);
+  }
+  addressesInPhase(phase: string) {
+    return this.addresses.byIndex(ADDRESS_BY_PHASE, phase);
+  }
+  waitingClaims(className: string) {
+    return this.claims.byIndex(WAITING_BY_CLASS, className);
   }
   service(namespace: string, name: string) {
     return this.services.get(`${namespace}/${name}`);
@@ -142,11 +161,21 @@ export class DriverClusterStore implements DriverStore {
   pool(className: string) {
     return this.pools.get(`${this.metallbNamespace}/${poolName(className)}`);
   }
+  advertisement(className: string) {
+    return this.advertisements.get(`${this.metallbNamespace}/${poolName(className)}`);
+  }
 
-  /** Create, or replace on top of the current object (the driver owns these fields). */
-  async apply(object: MetallbObject): Promise<void> {
+  /**
+   * Create, or replace on top of the cached object (the driver owns these
+   * fields): one request. A stale cache gets 409 and the pass is retried;
+   * an object the cache has not seen yet gets AlreadyExists, likewise.
+   */
+  async apply(object: MetallbObject, current: MetallbObject | undefined): Promise<void> {
+    if (!current) {
+      await this.objects.create(object as k8s.KubernetesObject);
+      return;
+    }
     try {
-      const current = await this.objects.read({ apiVersion: object.apiVersion, kind: object.kind, metadata: { name: object.metadata.name!, namespace: object.metadata.namespace } });
       await this.objects.replace({ ...object, metadata: { ...current.metadata, ownerReferences: object.metadata.ownerReferences } } as k8s.KubernetesObject);
     } catch (error) {
       if (!isNotFound(error)) {

@@ -1,15 +1,17 @@
 /**
  * The driver's four controllers and what wakes them (docs/driver.md):
- *   class    ← classes; pool changes (drift)
- *   claim    ← claims; any address (freed capacity) → every stamped claim not Bound;
- *              allocation placeholders → their claim
- *   address  ← addresses; classes and pools → the class's addresses; Services →
- *              addresses by ingress IP, every Conflict address, the addresses they hold
+ *   class    ← classes; pool and L2Advertisement changes other than status (drift)
+ *   claim    ← claims; an address deleted or unbound (freed capacity) → the stamped
+ *              claims not Bound of its class; allocation placeholders → their claim
+ *   address  ← addresses; classes, pools created or deleted → the class's addresses;
+ *              pool ranges changed → the addresses whose reservation came or went;
+ *              Services → addresses by ingress IP, every Conflict address, the addresses they hold
  *   service  ← Services; claims → Services naming them; addresses → their holder and
  *              the Services naming their claim
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { PROVISIONER_ANNOTATION, type IPAddress, type IPAddressClaim } from '../../api/v1alpha1/index.js';
+import type { IPAddress, IPAddressClaim } from '../../api/v1alpha1/index.js';
+import { deepEqual } from '../runtime/equal.js';
 import { Controller, type Reconcile } from '../runtime/controller.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { keyOf, splitKey } from '../runtime/kube.js';
@@ -21,8 +23,9 @@ import { ClassReconciler } from './class-reconciler.js';
 import { ServiceReconciler } from './service-reconciler.js';
 import { isPlaceholder } from './placeholders.js';
 import { ingressIps } from './services.js';
-import { CLAIM_NAMESPACE_ANNOTATION, CLAIM_NAME_ANNOTATION, DRIVER, IP_ADDRESS_LABEL } from './well-known.js';
-import type { DriverClusterStore } from './cluster-store.js';
+import { reservationExists } from './class-parameters.js';
+import { CLAIM_NAMESPACE_ANNOTATION, CLAIM_NAME_ANNOTATION, IP_ADDRESS_LABEL } from './well-known.js';
+import type { DriverClusterStore, MetallbObject } from './cluster-store.js';
 
 export interface DriverRecorders {
   readonly classes: EventRecorder;
@@ -48,11 +51,7 @@ export function driverControllers(store: DriverClusterStore, events: DriverRecor
     return serviceReconciler.reconcile(namespace!, name);
   });
 
-  const waitingClaims = () =>
-    store.claims
-      .list()
-      .filter((c) => c.metadata.annotations?.[PROVISIONER_ANNOTATION] === DRIVER && c.status?.phase !== 'Bound')
-      .forEach((c) => claims.enqueue(keyOf(c)));
+  const waitingClaims = (className: string) => store.waitingClaims(className).forEach((c) => claims.enqueue(keyOf(c)));
   const addressesOfClass = (className: string) => store.addressesOfClass(className).forEach((a) => addresses.enqueue(keyOf(a)));
 
   // Every class is re-checked on any class change: overlap between classes is decided across them.
@@ -71,14 +70,49 @@ export function driverControllers(store: DriverClusterStore, events: DriverRecor
       addressesOfClass(c.metadata.name!);
     },
   });
-  const fromPool = (pool: { metadata: { name?: string } }) => {
+  // MetalLB rewrites a pool's status on every assignment; only its existence and addresses matter here.
+  const poolClass = (pool: MetallbObject) => {
     const className = pool.metadata.name?.replace(/^iad-/, '');
-    if (className && store.ipClass(className)) {
+    return className && store.ipClass(className) ? className : undefined;
+  };
+  const poolAppeared = (pool: MetallbObject) => {
+    const className = poolClass(pool);
+    if (className) {
       classes.enqueue(className);
       addressesOfClass(className);
     }
   };
-  store.pools.on({ add: fromPool, update: (_p, o) => fromPool(o), delete: fromPool });
+  store.pools.on({
+    add: poolAppeared,
+    delete: poolAppeared,
+    update: (previous, pool) => {
+      const className = poolClass(pool);
+      if (!className || (deepEqual(previous.spec, pool.spec) && deepEqual(previous.metadata.ownerReferences, pool.metadata.ownerReferences))) {
+        return;
+      }
+      classes.enqueue(className); // drift of what the class renders
+      // Only the addresses whose reservation came or went with the new ranges.
+      store
+        .addressesOfClass(className)
+        .filter((a) => reservationExists(a, previous) !== reservationExists(a, pool))
+        .forEach((a) => addresses.enqueue(keyOf(a)));
+    },
+  });
+  const advertisementChanged = (advertisement: MetallbObject) => {
+    const className = poolClass(advertisement);
+    if (className) {
+      classes.enqueue(className);
+    }
+  };
+  store.advertisements.on({
+    add: advertisementChanged,
+    delete: advertisementChanged,
+    update: (previous, advertisement) => {
+      if (!deepEqual(previous.spec, advertisement.spec) || !deepEqual(previous.metadata.ownerReferences, advertisement.metadata.ownerReferences)) {
+        advertisementChanged(advertisement);
+      }
+    },
+  });
 
   const fromClaim = (c: IPAddressClaim) => {
     claims.enqueue(keyOf(c));
@@ -88,7 +122,6 @@ export function driverControllers(store: DriverClusterStore, events: DriverRecor
 
   const fromAddress = (a: IPAddress) => {
     addresses.enqueue(keyOf(a));
-    waitingClaims();
     const ref = a.spec.claimRef;
     if (ref) {
       claims.enqueue(`${ref.namespace}/${ref.name}`);
@@ -99,7 +132,19 @@ export function driverControllers(store: DriverClusterStore, events: DriverRecor
       services.enqueue(`${to.namespace}/${to.name}`);
     }
   };
-  store.addresses.on({ add: fromAddress, update: (_p, a) => fromAddress(a), delete: fromAddress });
+  store.addresses.on({
+    add: fromAddress,
+    update: (previous, a) => {
+      fromAddress(a);
+      if (previous.spec.claimRef && !a.spec.claimRef) {
+        waitingClaims(a.spec.className); // capacity freed in the class
+      }
+    },
+    delete: (a) => {
+      fromAddress(a);
+      waitingClaims(a.spec.className);
+    },
+  });
 
   const fromService = (s: V1Service & { metadata: { namespace?: string; name?: string } }) => {
     const meta = s.metadata;
@@ -119,7 +164,7 @@ export function driverControllers(store: DriverClusterStore, events: DriverRecor
     for (const ip of ingressIps(s)) {
       store.addressesByIp(ip).forEach((a) => addresses.enqueue(keyOf(a)));
     }
-    store.addresses.list().filter((a) => a.status?.phase === 'Conflict').forEach((a) => addresses.enqueue(keyOf(a)));
+    store.addressesInPhase('Conflict').forEach((a) => addresses.enqueue(keyOf(a)));
     store.addressesHeldBy(meta.namespace!, meta.name!).forEach((a) => addresses.enqueue(keyOf(a)));
   };
   store.services.on({ add: fromService, update: (_p, s) => fromService(s), delete: fromService });

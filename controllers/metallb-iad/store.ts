@@ -4,7 +4,7 @@ import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../api/v1alph
 import type { KubeObject } from '../runtime/kube.js';
 
 export interface MetallbObject extends KubeObject {
-  spec?: { addresses?: string[]; autoAssign?: boolean; ipAddressPools?: string[] };
+  spec?: { addresses?: string[]; autoAssign?: boolean; avoidBuggyIPs?: boolean; ipAddressPools?: string[] };
 }
 
 export interface DriverStore {
@@ -29,8 +29,10 @@ export interface DriverStore {
   /** Allocation placeholders annotated with this claim. */
   allocationPlaceholdersOf(namespace: string, name: string): V1Service[];
   pool(className: string): MetallbObject | undefined;
+  advertisement(className: string): MetallbObject | undefined;
 
-  apply(object: MetallbObject): Promise<void>;
+  /** Create, or replace on top of `current` (the cached object, whose resourceVersion the write carries). */
+  apply(object: MetallbObject, current: MetallbObject | undefined): Promise<void>;
   createService(service: V1Service): Promise<V1Service>;
   updateService(service: V1Service): Promise<V1Service>;
   deleteService(namespace: string, name: string): Promise<void>;

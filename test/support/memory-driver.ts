@@ -198,7 +198,12 @@ export class InMemoryDriverCluster implements DriverStore {
     return p && clone(p);
   }
 
-  async apply(object: MetallbObject) {
+  advertisement(className: string) {
+    const a = this.pools.get(`L2Advertisement/${poolName(className)}`);
+    return a && clone(a);
+  }
+
+  async apply(object: MetallbObject, _current: MetallbObject | undefined) {
     this.record(`apply ${object.kind}/${object.metadata.name}`);
     this.pools.set(`${object.kind}/${object.metadata.name}`, clone(object));
   }

@@ -84,8 +84,10 @@ export class InMemoryAddressStore implements AddressStore {
     const name = this.index.first(className, family, exclude);
     return name ? this.address(name) : undefined;
   }
-  unboundClaims() {
-    return this.all<IPAddressClaim>('IPAddressClaim').filter((c) => c.status?.phase !== 'Bound');
+  unboundClaims(className?: string) {
+    return this.all<IPAddressClaim>('IPAddressClaim').filter(
+      (c) => c.status?.phase !== 'Bound' && (className === undefined || [className, ''].includes(c.spec.className || c.status?.className || '')),
+    );
   }
 
   updateClaim(claim: IPAddressClaim) {

@@ -320,4 +320,15 @@ describe('claim reconciler: beyond the Go suite', () => {
     expect(first.status).toBe('fulfilled');
     expect(second).toMatchObject({ status: 'rejected', reason: { message: 'IPAddress ip-203-0-113-7 is being bound by another pass' } });
   });
+
+  it('a new claim costs one metadata write (finalizer and stamp together) and one status write', async () => {
+    const w = world();
+    w.store.put(ipClass());
+    w.store.put(claim());
+    await w.reconcileClaim();
+    expect(w.store.writes).toEqual(['update IPAddressClaim/web', 'status IPAddressClaim/web']);
+    const c = w.claimOf()!;
+    expect(c.metadata.finalizers).toEqual(['local.sdn.cozystack.io/claim-protection']);
+    expect(c.metadata.annotations?.['local.sdn.cozystack.io/provisioner']).toBe(PROVISIONER);
+  });
 });

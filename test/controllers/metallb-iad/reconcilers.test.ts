@@ -17,6 +17,19 @@ describe('class controller', () => {
     expect(w.cluster.pools.get('L2Advertisement/iad-public')!.spec).toEqual({ ipAddressPools: ['iad-public'] });
   });
 
+  it('a second pass writes neither the pool nor the advertisement; a drifted advertisement is rewritten alone', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    await w.reconcileClass();
+    const written = w.cluster.log.length;
+    await w.reconcileClass();
+    expect(w.cluster.log.length).toBe(written);
+    w.cluster.pools.get('L2Advertisement/iad-public')!.spec = { ipAddressPools: ['someone-elses'] };
+    w.cluster.pools.get('IPAddressPool/iad-public')!.spec!.avoidBuggyIPs = false; // an apiserver default, not drift
+    await w.reconcileClass();
+    expect(w.cluster.log.slice(written)).toEqual(['apply L2Advertisement/iad-public']);
+  });
+
   it('2. ignores a class of another provisioner', async () => {
     const w = world();
     w.cluster.putClass(publicClass({ provisioner: 'other' }));
