@@ -249,6 +249,10 @@ export class Informer<T extends KubeObject> {
   }
 
   private upsert(key: string, object: T): void {
+    // As controller-runtime's TransformStripManagedFields: the field managers' records are often
+    // half an object's size and nothing here reads them. An update sent without them keeps the
+    // server's copy, so writing a cached object back loses nothing.
+    delete object.metadata.managedFields;
     const previous = this.cache.get(key);
     if (previous && previous.metadata.resourceVersion === object.metadata.resourceVersion) {
       return; // a relist or reconnect replay: nothing changed

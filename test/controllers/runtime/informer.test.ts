@@ -71,6 +71,17 @@ describe('Informer', () => {
     expect(informer!.byIndex('color', 'red')).toEqual([]);
   });
 
+  it('caches objects without managedFields, from lists and watches alike', async () => {
+    const managed = (t: Thing) => ({ ...t, metadata: { ...t.metadata, managedFields: [{ manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:spec': {} } }] } });
+    server.onWatch((send) => send('ADDED', managed(thing('b', '11'))));
+    const { events } = start([{ items: [managed(thing('a', '10'))], resourceVersion: '10' }]);
+    await until('events', () => events.length === 2);
+    expect(informer!.list().map((t) => Object.keys(t.metadata).sort())).toEqual([
+      ['name', 'resourceVersion'],
+      ['name', 'resourceVersion'],
+    ]);
+  });
+
   it('resumes a watch the server ended from the last resourceVersion it saw (bookmarks included), without relisting', async () => {
     server.onWatch((send, end) => {
       send('ADDED', thing('b', '11'));
