@@ -187,7 +187,8 @@ export class ClaimReconciler {
     if (match.pinnedMissing && boundAfter && boundAfter.message !== boundBefore?.message) {
       this.events.event(claim, 'Warning', 'AddressNotFound', boundAfter.message);
     }
-    if (previous?.phase !== status.phase) {
+    // A new claim's first phase, Pending, is what every claim starts with: no Event for it (as for a PVC).
+    if (previous?.phase !== status.phase && (previous?.phase !== undefined || status.phase !== 'Pending')) {
       this.events.event(claim, 'Normal', status.phase!, `claim is ${status.phase}`);
     }
   }

@@ -27,14 +27,6 @@ export class ClusterStore implements AddressStore {
   private readonly claimApi: CustomResourceClient<IPAddressClaim>;
   private readonly addressApi: CustomResourceClient<IPAddress>;
   private readonly candidates = new CandidateIndex();
-  /**
-   * Addresses this process wrote, by the resourceVersion the write returned,
-   * until the cache has caught up with it: the candidate index reflects a
-   * binding as soon as it is written, so the next claim does not pick the
-   * same address from a cache a few milliseconds behind and lose a 409 race
-   * (the scheduler's assume cache does the same for Pods).
-   */
-  private readonly assumed = new Map<string, string>();
 
   constructor(kubeConfig: k8s.KubeConfig, log: Logger) {
     const ref = (plural: string, namespaced: boolean) => ({ group: GROUP, version: VERSION, plural, namespaced });
@@ -49,12 +41,9 @@ export class ClusterStore implements AddressStore {
     this.addresses.addIndex(CLAIM_REF_INDEX, (a) => [claimRefKey(a)].filter((k) => k !== undefined));
     this.claims.addIndex(UNBOUND_BY_CLASS, (c) => (c.status?.phase === 'Bound' ? [] : [c.spec.className || c.status?.className || '']));
     this.addresses.on({
-      add: (a) => this.observe(a),
-      update: (_old, a) => this.observe(a),
-      delete: (a) => {
-        this.assumed.delete(a.metadata.name!);
-        this.candidates.remove(a.metadata.name!);
-      },
+      add: (a) => this.candidates.upsert(a),
+      update: (_old, a) => this.candidates.upsert(a),
+      delete: (a) => this.candidates.remove(a.metadata.name!),
     });
   }
 
@@ -87,43 +76,23 @@ export class ClusterStore implements AddressStore {
     return className === '' ? named : [...named, ...this.claims.byIndex(UNBOUND_BY_CLASS, '')];
   }
 
-  updateClaim(claim: IPAddressClaim): Promise<IPAddressClaim> {
-    return this.claimApi.replace(claim);
+  // Every write is assumed into its cache at once (Informer.assume): the candidate index, fed by
+  // the informer's handlers, shows a binding as soon as it is written, so the next claim does not
+  // pick the same address and lose a 409 race.
+  async updateClaim(claim: IPAddressClaim): Promise<IPAddressClaim> {
+    return this.claims.assume(await this.claimApi.replace(claim));
   }
 
-  updateClaimStatus(claim: IPAddressClaim): Promise<IPAddressClaim> {
-    return this.claimApi.replaceStatus(claim);
+  async updateClaimStatus(claim: IPAddressClaim): Promise<IPAddressClaim> {
+    return this.claims.assume(await this.claimApi.replaceStatus(claim));
   }
 
   async updateAddress(address: IPAddress): Promise<IPAddress> {
-    const updated = await this.addressApi.replace(address);
-    this.assume(updated);
-    return updated;
+    return this.addresses.assume(await this.addressApi.replace(address));
   }
 
-  private assume(address: IPAddress): void {
-    const version = address.metadata.resourceVersion;
-    if (version) {
-      this.assumed.set(address.metadata.name!, version);
-    }
-    this.candidates.upsert(address);
-  }
-
-  /** An informer event: the index follows it unless it is older than this process's own write. */
-  private observe(address: IPAddress): void {
-    const name = address.metadata.name!;
-    const assumed = this.assumed.get(name);
-    if (assumed !== undefined) {
-      if (!notOlder(address.metadata.resourceVersion, assumed)) {
-        return;
-      }
-      this.assumed.delete(name);
-    }
-    this.candidates.upsert(address);
-  }
-
-  updateAddressStatus(address: IPAddress): Promise<IPAddress> {
-    return this.addressApi.replaceStatus(address);
+  async updateAddressStatus(address: IPAddress): Promise<IPAddress> {
+    return this.addresses.assume(await this.addressApi.replaceStatus(address));
   }
 
   deleteAddress(name: string): Promise<void> {
@@ -132,15 +101,4 @@ export class ClusterStore implements AddressStore {
 }
 
 
-/**
- * Whether `version` is the assumed write or later. resourceVersions are
- * opaque by contract; the apiserver's are etcd revisions, compared as
- * integers only here, where a wrong answer costs one 409 retry. Anything
- * unparsable counts as caught up.
- */
-function notOlder(version: string | undefined, assumed: string): boolean {
-  if (version === assumed || version === undefined || !/^\d+$/.test(version) || !/^\d+$/.test(assumed)) {
-    return true;
-  }
-  return BigInt(version) >= BigInt(assumed);
-}
+

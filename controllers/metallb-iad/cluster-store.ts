@@ -66,7 +66,7 @@ export class DriverClusterStore implements DriverStore {
     // Raw JSON lists keep one object shape with the watch stream (docs/runtime.md).
     this.services = informer<Service>('services', '/api/v1/services', async () => {
       const list = (await this.core.listServiceForAllNamespaces()) as unknown as k8s.V1ServiceList;
-      return { items: list.items.map((s) => JSON.parse(JSON.stringify(s)) as Service), metadata: list.metadata };
+      return { items: list.items.map(rawJson), metadata: list.metadata };
     });
     const metallb = (plural: string) =>
       informer<MetallbObject>(
@@ -185,11 +185,15 @@ export class DriverClusterStore implements DriverStore {
     }
   }
 
+  // Writes are assumed into their caches at once (Informer.assume): a pass right after reads what
+  // it wrote, e.g. the IPAddress it just created, instead of creating it again.
   async createService(service: k8s.V1Service): Promise<k8s.V1Service> {
-    return this.core.createNamespacedService({ namespace: service.metadata!.namespace!, body: service });
+    return this.services.assume(rawJson(await this.core.createNamespacedService({ namespace: service.metadata!.namespace!, body: service })));
   }
   async updateService(service: k8s.V1Service): Promise<k8s.V1Service> {
-    return this.core.replaceNamespacedService({ namespace: service.metadata!.namespace!, name: service.metadata!.name!, body: service });
+    return this.services.assume(
+      rawJson(await this.core.replaceNamespacedService({ namespace: service.metadata!.namespace!, name: service.metadata!.name!, body: service })),
+    );
   }
   async deleteService(namespace: string, name: string): Promise<void> {
     try {
@@ -200,16 +204,21 @@ export class DriverClusterStore implements DriverStore {
       }
     }
   }
-  createAddress(address: IPAddress): Promise<IPAddress> {
-    return this.addressApi.create(address);
+  async createAddress(address: IPAddress): Promise<IPAddress> {
+    return this.addresses.assume(await this.addressApi.create(address));
   }
   getAddress(name: string): Promise<IPAddress> {
     return this.addressApi.get(name);
   }
-  updateAddress(address: IPAddress): Promise<IPAddress> {
-    return this.addressApi.replace(address);
+  async updateAddress(address: IPAddress): Promise<IPAddress> {
+    return this.addresses.assume(await this.addressApi.replace(address));
   }
-  updateAddressStatus(address: IPAddress): Promise<IPAddress> {
-    return this.addressApi.replaceStatus(address);
+  async updateAddressStatus(address: IPAddress): Promise<IPAddress> {
+    return this.addresses.assume(await this.addressApi.replaceStatus(address));
   }
+}
+
+/** A typed client-node object as the watch stream delivers it (plain JSON: timestamps as strings). */
+function rawJson(service: k8s.V1Service): Service {
+  return JSON.parse(JSON.stringify(service)) as Service;
 }

@@ -248,14 +248,30 @@ export class Informer<T extends KubeObject> {
     });
   }
 
+  /**
+   * A write this process made, taken into the cache (and told to handlers)
+   * before its watch event arrives, as client-go's MutationCache does: a pass
+   * right after a write reads what it wrote, instead of a cache a few
+   * milliseconds behind that would make its next write a 409. The watch event
+   * of the same version is then a no-op, and older ones are skipped.
+   */
+  assume<U extends T>(object: U): U {
+    const key = keyOf(object);
+    const previous = this.cache.get(key);
+    if (!previous || isNewer(object.metadata.resourceVersion, previous.metadata.resourceVersion)) {
+      this.upsert(key, object);
+    }
+    return object;
+  }
+
   private upsert(key: string, object: T): void {
     // As controller-runtime's TransformStripManagedFields: the field managers' records are often
     // half an object's size and nothing here reads them. An update sent without them keeps the
     // server's copy, so writing a cached object back loses nothing.
     delete object.metadata.managedFields;
     const previous = this.cache.get(key);
-    if (previous && previous.metadata.resourceVersion === object.metadata.resourceVersion) {
-      return; // a relist or reconnect replay: nothing changed
+    if (previous && !isNewer(object.metadata.resourceVersion, previous.metadata.resourceVersion)) {
+      return; // a relist or reconnect replay, or an event older than an assumed write
     }
     if (previous) {
       this.unindex(key, previous);
@@ -303,4 +319,20 @@ export class Informer<T extends KubeObject> {
       }
     }
   }
+}
+
+/**
+ * Whether `version` is later than `cached`. resourceVersions are opaque by
+ * contract; the apiserver's are etcd revisions, and client-go's MutationCache
+ * compares them as integers too. Anything unparsable counts as newer unless
+ * equal, as before assumed writes existed.
+ */
+function isNewer(version: string | undefined, cached: string | undefined): boolean {
+  if (version === cached) {
+    return false;
+  }
+  if (version && cached && /^\d+$/.test(version) && /^\d+$/.test(cached)) {
+    return BigInt(version) > BigInt(cached);
+  }
+  return true;
 }

@@ -71,6 +71,23 @@ describe('Informer', () => {
     expect(informer!.byIndex('color', 'red')).toEqual([]);
   });
 
+  it('an assumed write is cached and told at once; its own watch event and older ones change nothing', async () => {
+    let sendLater!: (type: string, object: unknown) => void;
+    server.onWatch((send) => (sendLater = send));
+    const { events } = start([{ items: [thing('a', '10')], resourceVersion: '10' }]);
+    await informer!.synced;
+    await until('the watch', () => sendLater !== undefined);
+    const written = informer!.assume(thing('a', '12', 'blue'));
+    expect(written.metadata.resourceVersion).toBe('12');
+    expect(informer!.get('a')?.spec?.color).toBe('blue');
+    expect(informer!.byIndex('color', 'blue').map((t) => t.metadata.name)).toEqual(['a']);
+    informer!.assume(thing('a', '11', 'green')); // older than the cache: ignored
+    sendLater('MODIFIED', thing('a', '12', 'blue'));
+    sendLater('ADDED', thing('c', '13'));
+    await until('c', () => events.includes('add c'));
+    expect(events).toEqual(['add a', 'update a red->blue', 'add c']);
+  });
+
   it('caches objects without managedFields, from lists and watches alike', async () => {
     const managed = (t: Thing) => ({ ...t, metadata: { ...t.metadata, managedFields: [{ manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:spec': {} } }] } });
     server.onWatch((send) => send('ADDED', managed(thing('b', '11'))));

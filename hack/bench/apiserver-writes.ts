@@ -1,0 +1,54 @@
+/**
+ * Mutating requests the apiserver served, from its own metrics
+ * (apiserver_request_total), by resource: what "writes per claim" counts.
+ */
+import * as https from 'node:https';
+import type * as k8s from '@kubernetes/client-node';
+
+export type WriteCounts = Map<string, number>;
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY', 'CREATE', 'UPDATE', 'DELETECOLLECTION']);
+
+export async function apiserverWrites(kubeConfig: k8s.KubeConfig): Promise<WriteCounts> {
+  const options: https.RequestOptions = {};
+  await kubeConfig.applyToHTTPSOptions(options);
+  const server = new URL(kubeConfig.getCurrentCluster()!.server);
+  const text = await new Promise<string>((resolve, reject) => {
+    const request = https.get({ ...options, hostname: server.hostname, port: server.port, path: '/metrics' }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => (body += chunk));
+      response.on('end', () => (response.statusCode === 200 ? resolve(body) : reject(new Error(`/metrics: HTTP ${response.statusCode}`))));
+    });
+    request.on('error', reject);
+  });
+  const counts: WriteCounts = new Map();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) {
+      continue;
+    }
+    const labels = Object.fromEntries([...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    if (!MUTATING.has(String(labels.verb))) {
+      continue;
+    }
+    const key = `${labels.verb} ${labels.resource}${labels.subresource ? '/' + labels.subresource : ''}`;
+    counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return counts;
+}
+
+/** after - before, per key, without the zero entries. */
+export function difference(before: WriteCounts, after: WriteCounts): WriteCounts {
+  const delta: WriteCounts = new Map();
+  for (const [key, value] of after) {
+    const d = value - (before.get(key) ?? 0);
+    if (d > 0) {
+      delta.set(key, d);
+    }
+  }
+  return delta;
+}
+
+export function total(counts: WriteCounts): number {
+  return [...counts.values()].reduce((a, b) => a + b, 0);
+}
