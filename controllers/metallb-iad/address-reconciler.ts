@@ -55,6 +55,9 @@ export class DriverAddressReconciler {
     if (this.store.placeholdersOf(name).length > 0) {
       return;
     }
+    if (this.store.servicesWithIp(current.spec.address).some((s) => isPlaceholder(s, this.store.placeholderNamespace))) {
+      return; // its allocation placeholder holds it already; the claim pass links it
+    }
     try {
       await this.store.createService(
         placeholderService({

@@ -109,9 +109,10 @@ export class DriverClaimReconciler {
       return false; // MetalLB has not assigned yet (or the pool is exhausted: it says so on the placeholder)
     }
     const addressName = ipObjectName(ip);
-    if (placeholder.metadata?.labels?.[IP_ADDRESS_LABEL] !== addressName || placeholder.metadata.annotations?.[PIN_ANNOTATION] !== ip) {
-      placeholder = await this.store.updateService(withPlaceholderMeta(placeholder, { [IP_ADDRESS_LABEL]: addressName }, { [PIN_ANNOTATION]: ip }));
-    }
+    // Record first, then link, pin and hand the placeholder over in one write. A crash between
+    // the two leaves an unpinned placeholder that still holds the IP (MetalLB keeps an assigned
+    // Service's IP) and an IPAddress naming this claim, which the next pass (or cleanupOrphans,
+    // by the assigned IP) links up.
     let address: IPAddress | undefined = this.store.address(addressName);
     if (!address) {
       try {
@@ -150,8 +151,7 @@ export class DriverClaimReconciler {
    */
   private async cleanupOrphans(namespace: string, name: string): Promise<void> {
     for (const placeholder of this.store.allocationPlaceholdersOf(namespace, name)) {
-      const linked = placeholder.metadata?.labels?.[IP_ADDRESS_LABEL];
-      const address = linked ? this.store.address(linked) : undefined;
+      const address = this.recordedFor(placeholder, namespace, name);
       if (!address) {
         await this.store.deleteService(this.store.placeholderNamespace, placeholder.metadata!.name!);
       } else {
@@ -160,14 +160,41 @@ export class DriverClaimReconciler {
     }
   }
 
-  /** Makes the address an owner of its placeholder, so the reservation's lifecycle follows the address. */
-  private async handOver(placeholder: V1Service, address: IPAddress): Promise<void> {
-    if (!(placeholder.metadata?.ownerReferences ?? []).some((o) => o.uid === address.metadata.uid)) {
-      await this.store.updateService({
-        ...placeholder,
-        metadata: { ...placeholder.metadata, ownerReferences: [...(placeholder.metadata?.ownerReferences ?? []), ownerOf(address)] },
-      });
+  /**
+   * The IPAddress backing an allocation placeholder: the one its label names,
+   * or, before the label is written, the one recorded for the IP MetalLB
+   * assigned it, if that one names this claim.
+   */
+  private recordedFor(placeholder: V1Service, namespace: string, name: string): IPAddress | undefined {
+    const linked = placeholder.metadata?.labels?.[IP_ADDRESS_LABEL];
+    if (linked) {
+      return this.store.address(linked);
     }
+    for (const ip of ingressIps(placeholder)) {
+      const address = this.store.address(ipObjectName(ip));
+      if (address?.spec.claimRef?.namespace === namespace && address.spec.claimRef.name === name) {
+        return address;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Links, pins and makes the address an owner of its placeholder, in one
+   * write: the reservation is now the address's, and its lifecycle follows it.
+   */
+  private async handOver(placeholder: V1Service, address: IPAddress): Promise<void> {
+    const addressName = address.metadata.name!;
+    const ip = address.spec.address;
+    const owned = (placeholder.metadata?.ownerReferences ?? []).some((o) => o.uid === address.metadata.uid);
+    if (owned && placeholder.metadata?.labels?.[IP_ADDRESS_LABEL] === addressName && placeholder.metadata.annotations?.[PIN_ANNOTATION] === ip) {
+      return;
+    }
+    const linked = withPlaceholderMeta(placeholder, { [IP_ADDRESS_LABEL]: addressName }, { [PIN_ANNOTATION]: ip });
+    await this.store.updateService({
+      ...linked,
+      metadata: { ...linked.metadata, ownerReferences: owned ? linked.metadata?.ownerReferences : [...(linked.metadata?.ownerReferences ?? []), ownerOf(address)] },
+    });
   }
 }
 

@@ -31,7 +31,7 @@ export async function apiserverWrites(kubeConfig: k8s.KubeConfig): Promise<Write
     if (!MUTATING.has(String(labels.verb))) {
       continue;
     }
-    const key = `${labels.verb} ${labels.resource}${labels.subresource ? '/' + labels.subresource : ''}`;
+    const key = `${labels.verb} ${labels.resource}${labels.subresource ? '/' + labels.subresource : ''}${process.env.BENCH_WRITES_BY_CODE ? ` ${labels.code} ${labels.component}` : ''}`;
     counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
   }
   return counts;

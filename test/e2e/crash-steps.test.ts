@@ -171,25 +171,21 @@ const RESERVATION: Step[] = [
     reached: async (claim) => (await allocationPlaceholder(claim)).metadata?.name !== undefined,
   },
   {
-    name: 'MetalLB assigned, the placeholder not yet pinned',
+    name: 'MetalLB assigned, the IPAddress not yet created',
     victim: 'driver',
-    fence: { apiGroup: '', resource: 'services', operation: 'UPDATE', when: `request.namespace == "${PLACEHOLDERS}"` },
+    fence: { apiGroup: 'local.sdn.cozystack.io', resource: 'ipaddresses', operation: 'CREATE' },
     reached: async (claim) => ((await allocationPlaceholder(claim)).status?.loadBalancer?.ingress ?? []).length > 0,
   },
   {
-    name: 'placeholder pinned, the IPAddress not yet created',
+    name: 'IPAddress created, the placeholder not yet linked, pinned and handed to it',
     victim: 'driver',
-    fence: { apiGroup: 'local.sdn.cozystack.io', resource: 'ipaddresses', operation: 'CREATE' },
-    reached: async (claim) => Boolean((await allocationPlaceholder(claim)).metadata?.annotations?.[PIN]),
-  },
-  {
-    name: 'IPAddress created, the placeholder not yet handed to it',
-    victim: 'driver',
-    fence: { apiGroup: '', resource: 'services', operation: 'UPDATE', when: `request.namespace == "${PLACEHOLDERS}" && has(object.metadata.ownerReferences)` },
+    fence: { apiGroup: '', resource: 'services', operation: 'UPDATE', when: `request.namespace == "${PLACEHOLDERS}"` },
     reached: async (claim) => (await addressOf(claim)) !== undefined,
     then: async (claim) => {
       const address = (await addressOf(claim))!.metadata.name;
-      expect((await holdsOfClaim(claim)).map((h) => h.metadata?.ownerReferences?.map((o) => o.name))).toEqual([[address]]);
+      const holds = await holdsOfClaim(claim);
+      expect(holds.map((h) => h.metadata?.ownerReferences?.map((o) => o.name))).toEqual([[address]]);
+      expect(holds.map((h) => h.metadata?.annotations?.[PIN])).toEqual([(await addressOf(claim))!.spec.address]);
     },
   },
 ];

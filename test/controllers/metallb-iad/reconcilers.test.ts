@@ -158,7 +158,8 @@ describe('claim controller', () => {
       expect.objectContaining({ type: 'Warning', reason: 'RecordFailed', message: expect.stringContaining('203.0.113.1') }),
     );
     expect(w.events.events.at(-1)!.message).toContain('ipaddresses is forbidden');
-    expect(w.cluster.placeholders().map((p) => p.metadata?.annotations?.[PIN])).toEqual(['203.0.113.1']);
+    // Not pinned yet (that comes with the handoff), but still holding what MetalLB assigned it.
+    expect(w.cluster.placeholders().map((p) => p.status?.loadBalancer?.ingress?.map((i) => i.ip))).toEqual([['203.0.113.1']]);
   });
 
   it('a placeholder the apiserver refuses (IPv6 on a cluster without IPv6 Services): a Warning on the claim, retried', async () => {
@@ -242,11 +243,27 @@ describe('claim controller', () => {
     expect(w.cluster.placeholders().map((p) => p.metadata?.name)).toEqual(['iad-claim-uid-1-v4']);
   });
 
+  it('an IPAddress recorded but not yet linked: the address pass makes no second hold, and a deleted claim keeps it', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim());
+    await w.reconcileClaim();
+    w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.7');
+    w.cluster.failNext = 'update Service/metallb-iad-system/iad-claim-uid-1-v4';
+    await expect(w.reconcileClaim()).rejects.toThrow('simulated crash');
+    await w.reconcileAddress('ip-203-0-113-7');
+    expect(w.cluster.placeholders()).toHaveLength(1);
+    w.cluster.claims.clear(); // the claim is gone before the handoff (Retain)
+    await w.reconcileClaim();
+    const placeholder = w.cluster.placeholders()[0]!;
+    expect(placeholder.metadata?.annotations?.[PIN]).toBe('203.0.113.7');
+    expect(placeholder.metadata?.ownerReferences?.map((o) => o.name)).toEqual(['ip-203-0-113-7']);
+  });
+
   it('restart after each step of recording: the next pass completes it, allocating nothing twice', async () => {
     const steps: [string, number][] = [
-      ['update Service/metallb-iad-system/iad-claim-uid-1-v4', 0], // link and pin
       ['create IPAddress/', 0], // record
-      ['update Service/metallb-iad-system/iad-claim-uid-1-v4', 1], // hand the placeholder to the address
+      ['update Service/metallb-iad-system/iad-claim-uid-1-v4', 0], // link, pin and hand the placeholder to the address
     ];
     for (const [crashBefore, skip] of steps) {
       const w = world();
