@@ -8,8 +8,15 @@
  *                  simulated; per-event cost of the Service controller at
  *                  100 / 1,000 / 10,000 Services (index lookups, no cluster-wide list)
  *
- *   e2e            hack/bench-e2e.ts: 1,000 claims through core, driver and MetalLB
- *                  (when the e2e binaries are built; BENCH_E2E=0 skips it)
+ *   index          take+remove of the smallest candidate at 100k and 1M addresses
+ *   core           hack/bench/core.ts: the core's bind rate on a real apiserver at
+ *                  N = 100 / 1,000 / 3,000 ($BENCH_CORE_SIZES), against the Go
+ *                  upstream when $UPSTREAM_ADDRESS_CONTROLLER names its binary
+ *   e2e            hack/bench/e2e.ts: 1,000 claims through core, driver and MetalLB
+ *   (core and e2e need the e2e binaries; BENCH_E2E=0 skips them)
+ *
+ * Each figure with a target is compared with it at the end (hack/bench/targets.ts);
+ * a miss makes the exit code 1.
  *
  * The driver figures run the real reconcilers over the in-memory cluster that
  * the unit tests use (test/support/memory-driver.ts), with indexes like the
@@ -27,6 +34,9 @@ import { ServiceReconciler } from '../controllers/metallb-iad/service-reconciler
 import { InMemoryDriverCluster } from '../test/support/memory-driver.js';
 import { RecordingEvents } from '../test/support/memory-store.js';
 import { binaries } from '../test/e2e/support/binaries.js';
+import { benchCore } from './bench/core.js';
+import { benchEndToEnd } from './bench/e2e.js';
+import { Targets } from './bench/targets.js';
 
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -154,11 +164,33 @@ async function benchServiceEvents(services: number): Promise<string> {
   return `bench service event: ${services} Services, ${((elapsed / events) * 1000).toFixed(1)} µs/event`;
 }
 
+/** Take the smallest candidate and remove it, as a bind does, from a bucket of `size` addresses. */
+function benchIndex(size: number, takes: number): number {
+  const index = new CandidateIndex();
+  for (let i = 0; i < size; i++) {
+    index.upsert(addressAt(i));
+  }
+  const started = performance.now();
+  for (let i = 0; i < takes; i++) {
+    index.remove(index.first('public', 'IPv4')!);
+  }
+  return ((performance.now() - started) * 1000) / takes;
+}
+
 const runs = Number(process.env.BENCH_RUNS ?? 30);
+const targets = new Targets();
 process.stdout.write(benchSynth(runs) + '\n');
 for (const n of [100, 1_000, 10_000]) {
   benchClaimPath(n, 100); // warm-up
   process.stdout.write(benchClaimPath(n, 1_000) + '\n');
+}
+benchIndex(10_000, 1_000); // warm-up
+for (const n of [100_000, 1_000_000]) {
+  const perTake = benchIndex(n, 10_000);
+  process.stdout.write(`bench index: ${n} addresses in one class, take+remove ${perTake.toFixed(2)} µs per claim\n`);
+  if (n === 1_000_000) {
+    targets.atMost('index take+remove at 1M addresses (µs/claim)', perTake, 10);
+  }
 }
 await benchDriverReservation(100); // warm-up
 process.stdout.write((await benchDriverReservation(1_000)) + '\n');
@@ -167,19 +199,60 @@ for (const n of [100, 1_000, 10_000]) {
   process.stdout.write((await benchServiceEvents(n)) + '\n');
 }
 
-if (process.env.BENCH_E2E === '0') {
-  process.stdout.write('bench e2e: skipped (BENCH_E2E=0)\n');
+let built = true;
+try {
+  binaries();
+} catch {
+  built = false;
+}
+if (process.env.BENCH_E2E === '0' || !built) {
+  const why = built ? 'BENCH_E2E=0' : 'the control-plane binaries are not built (bash hack/e2e/build-binaries.sh)';
+  process.stdout.write(`bench core and e2e: skipped: ${why}\n`);
+  targets.skipped('core bind rate, end to end, RSS', why);
 } else {
-  let built = true;
-  try {
-    binaries();
-  } catch {
-    built = false;
+  const build = spawnSync(process.execPath, ['--import', 'tsx', 'hack/build.ts'], { stdio: 'inherit' });
+  if (build.status !== 0) {
+    process.stderr.write('bench: npm run build failed\n');
+    process.exit(3);
   }
-  if (built) {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'hack/bench-e2e.ts'], { stdio: 'inherit' });
-    process.exitCode = result.status ?? 1;
-  } else {
-    process.stdout.write('bench e2e: skipped: the control-plane binaries are not built (bash hack/e2e/build-binaries.sh)\n');
+  await benchCoreAgainstUpstream(targets);
+  const e2e = await benchEndToEnd(Number(process.env.BENCH_E2E_CLAIMS ?? 1000));
+  process.stdout.write(
+    `bench e2e: ${e2e.claims} claims Bound at ${e2e.claimsPerSecond.toFixed(1)} claims/s, p50 ${e2e.p50Seconds.toFixed(2)} s, p99 ${e2e.p99Seconds.toFixed(2)} s; ` +
+      `writes/claim ${e2e.writesPerClaim.toFixed(1)} by the controllers, ${e2e.allWritesPerClaim.toFixed(1)} in all (MetalLB's and the apiserver's own included); ` +
+      `peak RSS core ${e2e.coreRssMiB.toFixed(0)} MiB, driver ${e2e.driverRssMiB.toFixed(0)} MiB; ledger accounted\n`,
+  );
+  targets.atLeast('end to end claims/s', e2e.claimsPerSecond, 17);
+  targets.atMost('end to end writes per claim (the controllers\')', e2e.writesPerClaim, 14);
+  targets.atMost('peak RSS core at 1,000 claims (MiB)', e2e.coreRssMiB, 120);
+  targets.atMost('peak RSS driver at 1,000 claims (MiB)', e2e.driverRssMiB, 120);
+}
+process.exitCode = targets.report();
+
+/** Ours against the Go upstream (hack/bench/core.ts) at each N, when $UPSTREAM_ADDRESS_CONTROLLER names its binary. */
+async function benchCoreAgainstUpstream(targets: Targets): Promise<void> {
+  const upstream = process.env.UPSTREAM_ADDRESS_CONTROLLER;
+  const sizes = (process.env.BENCH_CORE_SIZES ?? '100,1000,3000').split(',').map(Number);
+  const cpu: number[] = [];
+  for (const n of sizes) {
+    const ours = await benchCore('ours', n);
+    cpu.push(ours.cpuMsPerClaim);
+    let line = `bench core N=${n}: ours ${ours.claimsPerSecond.toFixed(1)} claims/s, ${ours.cpuMsPerClaim.toFixed(1)} ms CPU/claim, peak RSS ${ours.peakRssMiB.toFixed(0)} MiB`;
+    if (upstream) {
+      const theirs = await benchCore('upstream', n, upstream);
+      const ratio = ours.claimsPerSecond / theirs.claimsPerSecond;
+      line +=
+        `; Go upstream ${theirs.claimsPerSecond.toFixed(1)} claims/s, ${theirs.cpuMsPerClaim.toFixed(1)} ms CPU/claim, peak RSS ${theirs.peakRssMiB.toFixed(0)} MiB; ` +
+        `ratio ${ratio.toFixed(2)}×`;
+      targets.atLeast(`core bind rate vs Go upstream at N=${n} (×)`, ratio, 1.5);
+    }
+    process.stdout.write(line + '\n');
+  }
+  if (!upstream) {
+    targets.skipped('core bind rate vs Go upstream', 'set $UPSTREAM_ADDRESS_CONTROLLER (bash hack/bench/build-upstream.sh <checkout>)');
+  }
+  if (cpu.length > 1) {
+    // Flat in N: the largest N costs at most half again the smallest's CPU per claim.
+    targets.atMost(`core CPU per claim at N=${sizes.at(-1)} / N=${sizes[0]}`, cpu.at(-1)! / cpu[0]!, 1.5);
   }
 }

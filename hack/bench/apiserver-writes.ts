@@ -31,7 +31,7 @@ export async function apiserverWrites(kubeConfig: k8s.KubeConfig): Promise<Write
     if (!MUTATING.has(String(labels.verb))) {
       continue;
     }
-    const key = `${labels.verb} ${labels.resource}${labels.subresource ? '/' + labels.subresource : ''}${process.env.BENCH_WRITES_BY_CODE ? ` ${labels.code} ${labels.component}` : ''}`;
+    const key = `${labels.verb} ${labels.group ? labels.group + '/' : ''}${labels.resource}${labels.subresource ? '/' + labels.subresource : ''}`;
     counts.set(key, (counts.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
   }
   return counts;
@@ -51,4 +51,15 @@ export function difference(before: WriteCounts, after: WriteCounts): WriteCounts
 
 export function total(counts: WriteCounts): number {
   return [...counts.values()].reduce((a, b) => a + b, 0);
+}
+
+/**
+ * The writes our controllers make, of those counted: every resource only they
+ * write (MetalLB writes only Service and pool status; the apiserver itself
+ * writes networking.k8s.io IPAddresses for ClusterIPs, Endpoints, Leases).
+ * Events are shared, so the caller counts ours from the Event objects.
+ */
+export function controllerWrites(counts: WriteCounts): number {
+  const ours = /^(POST|PUT|DELETE) ((local\.sdn\.cozystack\.io\/(ipaddressclaims|ipaddresses)(\/status)?)|services|metallb\.io\/(ipaddresspools|l2advertisements))$/;
+  return [...counts].filter(([key]) => ours.test(key)).reduce((sum, [, n]) => sum + n, 0);
 }

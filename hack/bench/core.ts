@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as k8s from '@kubernetes/client-node';
 import { parse } from 'yaml';
+import { RUNTIME_NODE_FLAGS } from '../lib/node-flags.js';
 import { shareConnections } from '../../controllers/runtime/connections.js';
 import { ADMIN, startCluster } from '../../test/e2e/support/cluster.js';
 import { apis, GROUP, VERSION } from '../../test/e2e/support/kube.js';
@@ -88,7 +89,7 @@ export async function benchCore(implementation: CoreRun['implementation'], n: nu
     const common = [`--kubeconfig=${cluster.kubeconfig()}`, `--health-probe-bind-address=127.0.0.1:${probe}`, '--metrics-bind-address=0'];
     const controller =
       implementation === 'ours'
-        ? start('address-controller', process.execPath, [join(REPO_ROOT, 'build', 'address-controller', 'main.mjs'), ...common, '--log-level=info'], cluster.dir)
+        ? start('address-controller', process.execPath, [...RUNTIME_NODE_FLAGS, join(REPO_ROOT, 'build', 'address-controller', 'main.mjs'), ...common, '--log-level=info'], cluster.dir)
         : start('upstream', upstreamBinary!, common, cluster.dir);
     try {
       await waitFor(`${implementation} /readyz (${controller.tail(5)})`, async () => {

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { RUNTIME_NODE_FLAGS } from '../../hack/lib/node-flags.js';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/synth.js';
 
@@ -22,6 +23,7 @@ describe.each(controllers)('controllers/%s/Dockerfile', (name) => {
     expect(text).toContain(`RUN npx tsx hack/build.ts ${name}`);
     expect(text).toContain(`COPY --from=build /src/build/${name}/ /app/`);
     expect(text).toMatch(/^USER 65532:65532$/m);
-    expect(text).toMatch(/^ENTRYPOINT \["\/nodejs\/bin\/node", "--enable-source-maps", "\/app\/main\.mjs"\]$/m);
+    // The flags the e2e harness and the benches run the bundle with (hack/lib/node-flags.ts).
+    expect(text).toMatch(new RegExp(`^ENTRYPOINT ${JSON.stringify(['/nodejs/bin/node', ...RUNTIME_NODE_FLAGS, '/app/main.mjs']).replace(/[[\]]/g, '\\$&').replace(/,/g, ', ')}$`, 'm'));
   });
 });

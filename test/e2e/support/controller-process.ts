@@ -1,5 +1,6 @@
 /** Runs a controller from its real entrypoint as a local process (no kubelet runs Pods here). */
 import { join } from 'node:path';
+import { RUNTIME_NODE_FLAGS } from '../../../hack/lib/node-flags.js';
 import { REPO_ROOT } from '../../support/synth.js';
 import { freePort, waitFor } from './ports.js';
 import { start, type Started } from './processes.js';
@@ -26,7 +27,7 @@ export async function startController(
     instance,
     process.execPath,
     [
-      ...(bundled ? [join(REPO_ROOT, 'build', name, 'main.mjs')] : ['--import', 'tsx', join(REPO_ROOT, 'controllers', name, 'main.ts')]),
+      ...(bundled ? [...RUNTIME_NODE_FLAGS, join(REPO_ROOT, 'build', name, 'main.mjs')] : ['--import', 'tsx', join(REPO_ROOT, 'controllers', name, 'main.ts')]),
       `--kubeconfig=${kubeconfig}`,
       `--health-probe-bind-address=127.0.0.1:${probePort}`,
       `--metrics-bind-address=127.0.0.1:${metricsPort}`,
