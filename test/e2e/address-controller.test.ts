@@ -129,6 +129,24 @@ describe('address-controller against a real API server', () => {
     expect((await getClaim('next')).status?.addresses).toEqual([{ name: 'ip-203-0-113-8', address: '203.0.113.8' }]);
   });
 
+  scenario('reuses its TLS connections: every request after the first few rides a kept-alive one', async () => {
+    const metric = (body: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(body)?.[1] ?? NaN);
+    const before = (await controllers[0]!.get('/metrics')).body;
+    for (let i = 0; i < 10; i++) {
+      await createClaim(`reuse-${i}`); // each costs the controller a metadata and a status write
+    }
+    await waitFor('reuse claims Pending', async () => (await getClaim('reuse-9')).status?.phase === 'Pending');
+    await new Promise((r) => setTimeout(r, 500));
+    const after = (await controllers[0]!.get('/metrics')).body;
+    const passes = metric(after, 'controller_runtime_reconcile_total{controller="ipaddressclaim",result="success"}');
+    expect(passes - metric(before, 'controller_runtime_reconcile_total{controller="ipaddressclaim",result="success"}')).toBeGreaterThanOrEqual(10);
+    // Watches hold a connection each; requests share the rest. Before the shared pool: one handshake per request.
+    const handshakes = metric(after, 'rest_client_tls_handshakes_total');
+    expect(handshakes).toBeGreaterThan(0);
+    expect(handshakes - metric(before, 'rest_client_tls_handshakes_total')).toBeLessThanOrEqual(4);
+    expect(metric(after, 'rest_client_connections_open')).toBeLessThanOrEqual(metric(after, 'rest_client_connections_total'));
+  });
+
   scenario('a second replica waits; on SIGTERM the leader releases the Lease and the standby takes over', async () => {
     const standby = await startController('address-controller', cluster.kubeconfig(SA), cluster.dir, ['--leader-elect', `--leader-election-namespace=${NAMESPACE}`], 'address-controller-b');
     controllers.push(standby);

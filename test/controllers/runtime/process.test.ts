@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,23 @@ import { describe, expect, it } from 'vitest';
 import { checkNamespaceFlag, loadKubeConfig } from '../../../controllers/runtime/process.js';
 
 describe('startup', () => {
+  it('keeps running while the apiserver is unreachable with probes and metrics off, and exits 0 on SIGTERM', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'kc-')), 'config');
+    writeFileSync(
+      file,
+      'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]\n' +
+        'users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
+    );
+    const child = spawn(process.execPath, ['--import', 'tsx', 'controllers/address-controller/main.ts', `--kubeconfig=${file}`, '--health-probe-bind-address=0'], {
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const early = await Promise.race([exited.then(() => 'exited'), new Promise((r) => setTimeout(() => r('running'), 4_000))]);
+    child.kill('SIGTERM');
+    expect(early).toBe('running');
+    expect(await exited).toBe(0);
+  }, 20_000);
+
   it('fails fast with one line when no kubeconfig can be found, instead of retrying localhost:8080 forever', () => {
     const env = { ...process.env, KUBECONFIG: '', HOME: mkdtempSync(join(tmpdir(), 'home-')), KUBERNETES_SERVICE_HOST: '' };
     const saved = { ...process.env };
