@@ -18,15 +18,15 @@ afterEach(async () => {
 });
 
 // Short periods keep the test fast; the algorithm is the same at 15 s / 10 s / 2 s.
-const elector = (identity: string) => {
+const elector = (identity: string, leaseDurationMs = 1_000) => {
   const e = new LeaderElector({
     kubeConfig: server.kubeConfig(),
     namespace: 'ns',
     name: 'lock',
     identity,
     log: silentLogger,
-    leaseDurationMs: 1_000,
-    renewDeadlineMs: 600,
+    leaseDurationMs,
+    renewDeadlineMs: leaseDurationMs * 0.6,
     retryPeriodMs: 50,
   });
   electors.push(e);
@@ -44,18 +44,19 @@ describe('LeaderElector', () => {
   });
 
   it('a second candidate waits while the holder renews, and takes over only after release', async () => {
-    const a = elector('a');
+    // A 2 s lease: under a loaded test run, a 1 s one could lapse between two of a's renewals.
+    const a = elector('a', 2_000);
     await a.run(() => {});
-    const b = elector('b');
+    const b = elector('b', 2_000);
     let bLeads = false;
     void b.run(() => {}).then(() => (bLeads = true));
-    await sleep(1_500); // longer than the lease duration: a kept renewing, so b must not lead
+    await sleep(2_500); // longer than the lease duration: a kept renewing, so b must not lead
     expect(bLeads).toBe(false);
     expect(lease()!.spec.holderIdentity).toBe('a');
     await a.release();
     expect(lease()!.spec.holderIdentity).toBeUndefined();
-    // The released Lease lasts 1 s as observed by b, then b acquires it (one transition).
-    const deadline = Date.now() + 5_000;
+    // The released Lease lasts its duration as observed by b, then b acquires it (one transition).
+    const deadline = Date.now() + 8_000;
     while (!bLeads && Date.now() < deadline) await sleep(20);
     expect(bLeads).toBe(true);
     expect(lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
