@@ -47,6 +47,12 @@ async function inParallel(count: number, task: (i: number) => Promise<unknown>):
   );
 }
 
+/** `BENCH_CONCURRENCY=N` runs ours with --concurrency=N (how the default was chosen). */
+function concurrencyFlag(): string[] {
+  const n = process.env.BENCH_CONCURRENCY;
+  return n ? [`--concurrency=${n}`] : [];
+}
+
 const ipOf = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
 
 export async function benchCore(implementation: CoreRun['implementation'], n: number, upstreamBinary?: string): Promise<CoreRun> {
@@ -89,7 +95,7 @@ export async function benchCore(implementation: CoreRun['implementation'], n: nu
     const common = [`--kubeconfig=${cluster.kubeconfig()}`, `--health-probe-bind-address=127.0.0.1:${probe}`, '--metrics-bind-address=0'];
     const controller =
       implementation === 'ours'
-        ? start('address-controller', process.execPath, [...RUNTIME_NODE_FLAGS, join(REPO_ROOT, 'build', 'address-controller', 'main.mjs'), ...common, '--log-level=info'], cluster.dir)
+        ? start('address-controller', process.execPath, [...RUNTIME_NODE_FLAGS, join(REPO_ROOT, 'build', 'address-controller', 'main.mjs'), ...common, '--log-level=info', ...concurrencyFlag()], cluster.dir)
         : start('upstream', upstreamBinary!, common, cluster.dir);
     try {
       await waitFor(`${implementation} /readyz (${controller.tail(5)})`, async () => {
