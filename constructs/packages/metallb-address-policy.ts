@@ -34,6 +34,14 @@ export const FENCED_ANNOTATIONS = [
   'metallb.universe.tf/address-pool',
 ] as const;
 
+/**
+ * Every way Service metadata is written. The status strategy resets `spec` but
+ * keeps `metadata`, so an annotation sent through `services/status` is stored
+ * like one sent to the Service itself (the apiserver's Service registry has no
+ * other subresource that writes the object: proxy only forwards).
+ */
+export const FENCED_RESOURCES = ['services', 'services/status'] as const;
+
 /** The policy's validations: a fenced key may only keep its old value (or go away). */
 export const FENCE_VALIDATIONS: readonly { expression: string; messageExpression: string; reason: 'Forbidden' }[] = [
   ...FENCED_ANNOTATIONS.map((key) => ({
@@ -85,7 +93,7 @@ export class MetallbAddressPolicy extends Construct {
         failurePolicy: 'Fail',
         matchConstraints: {
           resourceRules: [
-            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['services'] },
+            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: [...FENCED_RESOURCES] },
           ],
         },
         matchConditions: [TENANT_NAMESPACE_CONDITION, driverCondition(props.driverNamespace, props.driverServiceAccount)],

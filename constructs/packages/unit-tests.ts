@@ -5,7 +5,7 @@
  * was synthesized with, so an override moves the expectation with the output.
  */
 import { GROUP } from '../../api/v1alpha1/group.js';
-import { FENCE_VALIDATIONS, POLICY_NAME, TENANT_NAMESPACE_CONDITION } from './metallb-address-policy.js';
+import { FENCE_VALIDATIONS, FENCED_RESOURCES, POLICY_NAME, TENANT_NAMESPACE_CONDITION } from './metallb-address-policy.js';
 import { TENANT_AGGREGATION_PREFIX, TENANT_ROLES } from './tenant-roles.js';
 import type { UnitTestSuite } from './unit-test-suite.js';
 
@@ -134,7 +134,7 @@ export function fenceSuite(release: Release, driver: FenceExpectation): UnitTest
     tests: [
       { it: 'renders the policy and its Deny binding', asserts: [{ hasDocuments: { count: 2 } }] },
       {
-        it: 'is scoped to tenant namespaces',
+        it: 'is scoped to tenant namespaces, on the Service and its status subresource',
         documentSelector: policy,
         asserts: [
           { equal: { path: 'metadata.name', value: POLICY_NAME } },
@@ -142,7 +142,7 @@ export function fenceSuite(release: Release, driver: FenceExpectation): UnitTest
           {
             equal: {
               path: 'spec.matchConstraints.resourceRules[0]',
-              value: { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['services'] },
+              value: { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: [...FENCED_RESOURCES] },
             },
           },
         ],

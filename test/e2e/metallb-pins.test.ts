@@ -12,6 +12,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import type * as k8s from '@kubernetes/client-node';
+import * as k8sApi from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveHelm } from '../../hack/helm.js';
 import { FENCED_ANNOTATIONS } from '../../constructs/packages/metallb-address-policy.js';
@@ -21,6 +22,7 @@ import { waitFor } from './support/ports.js';
 import { recordScenario } from './support/summary.js';
 
 const OUTSIDE = 'cozy-pins';
+const STATUS_WRITER = 'system:serviceaccount:cozy-lb:status-writer';
 const POOL = 'pins';
 let platform: Platform;
 
@@ -32,7 +34,18 @@ const ingress = async (name: string) =>
   (await platform.admin.core.readNamespacedService({ name, namespace: OUTSIDE })).status?.loadBalancer?.ingress?.map((i) => i.ip) ?? [];
 
 beforeAll(async () => {
-  platform = await startPlatform();
+  platform = await startPlatform([{ name: STATUS_WRITER, groups: ['system:serviceaccounts'] }]);
+  // As MetalLB, cilium-operator, kube-ovn and robotlb are: allowed to write Service status anywhere.
+  await platform.admin.rbac.createClusterRole({
+    body: { metadata: { name: 'service-status-writer' }, rules: [{ apiGroups: [''], resources: ['services', 'services/status'], verbs: ['get', 'update', 'patch'] }] },
+  });
+  await platform.admin.rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: 'service-status-writer' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'service-status-writer' },
+      subjects: [{ kind: 'User', name: STATUS_WRITER, apiGroup: 'rbac.authorization.k8s.io' }],
+    },
+  });
   await platform.admin.core.createNamespace({ body: { metadata: { name: OUTSIDE } } });
   await platform.admin.custom.createNamespacedCustomObject({
     group: 'metallb.io', version: 'v1beta1', namespace: 'cozy-metallb', plural: 'ipaddresspools',
@@ -74,6 +87,39 @@ describe('MetalLB v0.16.1 honours every pin the fence covers', () => {
       const name = `t-${what.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`;
       await expectRejected(platform.admin.core.createNamespacedService({ namespace: 'tenant-a', body: service(name, 'tenant-a', pin) }), 403, what);
     }
+  });
+});
+
+describe('the fence covers the status subresource', () => {
+  // The status strategy keeps metadata: without services/status in the policy, this path stored
+  // a pin unchecked and MetalLB assigned it.
+  const statusWithPin = async (kubeConfig: k8s.KubeConfig, name: string, pin: Record<string, string>) => {
+    const core = kubeConfig.makeApiClient(k8sApi.CoreV1Api);
+    const current = await core.readNamespacedService({ name, namespace: 'tenant-a' });
+    return core.replaceNamespacedServiceStatus({
+      name,
+      namespace: 'tenant-a',
+      body: { ...current, metadata: { ...current.metadata, annotations: { ...current.metadata?.annotations, ...pin } } },
+    });
+  };
+
+  it.each(FENCED_ANNOTATIONS.map((key) => [key]))('%s through services/status is refused to a status writer and to an admin', async (key) => {
+    const name = `status-${key.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`;
+    await platform.admin.core.createNamespacedService({ namespace: 'tenant-a', body: service(name, 'tenant-a', {}) });
+    const pin = { [key]: key.endsWith('address-pool') ? POOL : '198.51.100.9' };
+    for (const user of [STATUS_WRITER, undefined /* the admin, in system:masters */]) {
+      await expectRejected(statusWithPin(platform.cluster.client(user), name, pin), 403, key);
+    }
+    const stored = await platform.admin.core.readNamespacedService({ name, namespace: 'tenant-a' });
+    expect(stored.metadata?.annotations?.[key]).toBeUndefined();
+    expect(stored.status?.loadBalancer?.ingress ?? []).toEqual([]);
+    recordScenario(`fence refuses ${key} through services/status`);
+  });
+
+  it('a status write that leaves the fenced annotations alone still passes (MetalLB\'s own)', async () => {
+    await platform.admin.core.createNamespacedService({ namespace: 'tenant-a', body: service('status-plain', 'tenant-a', {}) });
+    const written = await statusWithPin(platform.cluster.client(STATUS_WRITER), 'status-plain', { 'example.com/note': 'x' });
+    expect(written.metadata?.annotations?.['example.com/note']).toBe('x');
   });
 });
 

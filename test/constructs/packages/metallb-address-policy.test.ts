@@ -37,13 +37,13 @@ describe('the MetalLB annotation fence', () => {
     ]);
   });
 
-  it('denies, fails closed, and binds under the same name', () => {
+  it('denies, fails closed, covers the Service and its status subresource, and binds under the same name', () => {
     const objects = renderChart(chart(), '--namespace', 'cozy-metallb-iad', '--api-versions', VAP_API);
     const binding = objects.find((o) => o.kind === 'ValidatingAdmissionPolicyBinding')!;
     expect(policy.metadata.name).toBe(POLICY_NAME);
     expect(policy.spec.failurePolicy).toBe('Fail');
     expect(policy.spec.matchConstraints.resourceRules).toEqual([
-      { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['services'] },
+      { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['services', 'services/status'] },
     ]);
     expect(binding.metadata.name).toBe(POLICY_NAME);
     expect(binding.spec).toEqual({ policyName: POLICY_NAME, validationActions: ['Deny'] });
