@@ -14,6 +14,9 @@ export type UnitTestAssert =
   | { readonly exists: { readonly path: string } }
   | { readonly notExists: { readonly path: string } }
   | { readonly failedTemplate: { readonly errorPattern: string } }
+  /** On a raw template such as NOTES.txt. */
+  | { readonly matchRegexRaw: { readonly pattern: string } }
+  | { readonly notMatchRegexRaw: { readonly pattern: string } }
   | { readonly containsDocument: { readonly kind: string; readonly apiVersion: string; readonly name: string; readonly any?: boolean } }
   | ({ readonly not: true } & (
       | { readonly containsDocument: { readonly kind: string; readonly apiVersion: string; readonly name: string; readonly any?: boolean } }

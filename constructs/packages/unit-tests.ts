@@ -185,6 +185,46 @@ export function fenceSuite(release: Release, driver: FenceExpectation): UnitTest
 }
 
 /** The capability gate: per-test capabilities merge with a suite's, so the absent API gets its own suite. */
+/** admissionPolicy.required turns the silent skip into a failed render. */
+export function fenceRequiredSuite(release: Release): UnitTestSuite {
+  return {
+    suite: 'admissionPolicy.required refuses a render without the fence',
+    templates: ['templates/metallb-address-policy-required.yaml'],
+    release,
+    set: { ...OPERATOR_VALUES, 'admissionPolicy.required': true },
+    capabilities: { apiVersions: [] },
+    tests: [
+      {
+        it: 'fails naming the API and the --api-versions flag',
+        asserts: [{ failedTemplate: { errorPattern: 'admissionPolicy.required is true, but this cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy' } }],
+      },
+    ],
+  };
+}
+
+/** NOTES.txt warns when the fence is not rendered, and only then. */
+export function fenceNotesSuites(release: Release): UnitTestSuite[] {
+  const warning = 'WARNING: this cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy';
+  return [
+    {
+      suite: 'NOTES.txt warns when the fence cannot be rendered',
+      templates: ['templates/NOTES.txt'],
+      release,
+      set: OPERATOR_VALUES,
+      capabilities: { apiVersions: [] },
+      tests: [{ it: 'names the missing API and admissionPolicy.required', asserts: [{ matchRegexRaw: { pattern: `${warning}.*admissionPolicy.required=true` } }] }],
+    },
+    {
+      suite: 'NOTES.txt is quiet where the fence renders',
+      templates: ['templates/NOTES.txt'],
+      release,
+      set: OPERATOR_VALUES,
+      capabilities: { apiVersions: [VAP_API] },
+      tests: [{ it: 'has no warning', asserts: [{ notMatchRegexRaw: { pattern: 'WARNING' } }] }],
+    },
+  ];
+}
+
 export function fenceGateSuite(release: Release): UnitTestSuite {
   return {
     suite: 'the fence is not rendered where ValidatingAdmissionPolicy is not served',

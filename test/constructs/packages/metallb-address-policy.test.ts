@@ -27,6 +27,14 @@ describe('the MetalLB annotation fence', () => {
     expect(policy).toBeDefined();
   });
 
+  it('admissionPolicy.required turns the silent skip into a failed render that names --api-versions', () => {
+    expect(() => renderChart(chart(), '--namespace', 'cozy-metallb-iad', '--set', 'admissionPolicy.required=true')).toThrow(
+      'admissionPolicy.required is true, but this cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (for helm template: --api-versions admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy)',
+    );
+    const required = renderChart(chart(), '--namespace', 'cozy-metallb-iad', '--set', 'admissionPolicy.required=true', '--api-versions', VAP_API);
+    expect(required.filter((o) => o.kind === 'ValidatingAdmissionPolicy')).toHaveLength(1);
+  });
+
   it('is rendered only where the cluster serves ValidatingAdmissionPolicy v1 (capability gate)', () => {
     const without = renderChart(chart(), '--namespace', 'cozy-metallb-iad');
     expect(without.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
