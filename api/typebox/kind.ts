@@ -15,6 +15,10 @@ export interface KindDefinition {
   readonly plural: string;
   readonly singular: string;
   readonly listKind: string;
+  /** `kubectl get <short>`; chosen to clash with nothing built in or in Cozystack. */
+  readonly shortNames: readonly string[];
+  /** `kubectl get <category>` lists every kind in it. */
+  readonly categories: readonly string[];
   readonly scope: 'Cluster' | 'Namespaced';
   readonly description: string;
   readonly spec: TSchema;

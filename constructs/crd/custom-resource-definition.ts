@@ -48,7 +48,14 @@ export class CustomResourceDefinition extends Construct {
       metadata: { name: this.name, labels: props.labels },
       spec: {
         group: def.group,
-        names: { kind: def.kind, listKind: def.listKind, plural: def.plural, singular: def.singular },
+        names: {
+          kind: def.kind,
+          listKind: def.listKind,
+          plural: def.plural,
+          singular: def.singular,
+          shortNames: [...def.shortNames],
+          categories: [...def.categories],
+        },
         scope: def.scope,
         versions: [
           {

@@ -2,26 +2,15 @@
  * Mutating requests the apiserver served, from its own metrics
  * (apiserver_request_total), by resource: what "writes per claim" counts.
  */
-import * as https from 'node:https';
 import type * as k8s from '@kubernetes/client-node';
+import { getRaw } from '../../test/e2e/support/kube.js';
 
 export type WriteCounts = Map<string, number>;
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY', 'CREATE', 'UPDATE', 'DELETECOLLECTION']);
 
 export async function apiserverWrites(kubeConfig: k8s.KubeConfig): Promise<WriteCounts> {
-  const options: https.RequestOptions = {};
-  await kubeConfig.applyToHTTPSOptions(options);
-  const server = new URL(kubeConfig.getCurrentCluster()!.server);
-  const text = await new Promise<string>((resolve, reject) => {
-    const request = https.get({ ...options, hostname: server.hostname, port: server.port, path: '/metrics' }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk) => (body += chunk));
-      response.on('end', () => (response.statusCode === 200 ? resolve(body) : reject(new Error(`/metrics: HTTP ${response.statusCode}`))));
-    });
-    request.on('error', reject);
-  });
+  const text = await getRaw(kubeConfig, '/metrics');
   const counts: WriteCounts = new Map();
   for (const line of text.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) {

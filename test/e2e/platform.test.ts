@@ -10,7 +10,8 @@ import { renderChart } from '../support/helm.js';
 import { installAsOperator, replicateCozystackValues } from './support/operator.js';
 import { synthesizedArtifact } from '../support/synth.js';
 import { ADMIN, startCluster, type Cluster } from './support/cluster.js';
-import { apis, dryRunApply, expectRejected, GROUP, VERSION } from './support/kube.js';
+import { apis, dryRunApply, expectRejected, getRaw, GROUP, VERSION } from './support/kube.js';
+import { ADDRESS_CATEGORY } from '../../api/v1alpha1/group.js';
 import { waitFor } from './support/ports.js';
 import { scenarioTest } from './support/summary.js';
 
@@ -128,6 +129,46 @@ describe('every synthesized manifest', () => {
     for (const object of objects) {
       await dryRunApply(cluster.client(), { ...object, metadata: { namespace: object.kind === 'Namespace' ? undefined : namespace, ...object.metadata } } as k8s.KubernetesObject);
     }
+  });
+});
+
+describe('kubectl names', () => {
+  type Resource = { name: string; shortNames?: string[]; categories?: string[] };
+  /** Every resource the apiserver serves, by group/version, from its discovery documents. */
+  async function discovery(): Promise<Map<string, Resource[]>> {
+    const kc = cluster.client(ADMIN);
+    const lists = new Map<string, Resource[]>();
+    lists.set('v1', (JSON.parse(await getRaw(kc, '/api/v1')) as { resources: Resource[] }).resources);
+    const groups = JSON.parse(await getRaw(kc, '/apis')) as { groups: { versions: { groupVersion: string }[] }[] };
+    for (const { versions } of groups.groups) {
+      for (const { groupVersion } of versions) {
+        lists.set(groupVersion, (JSON.parse(await getRaw(kc, `/apis/${groupVersion}`)) as { resources: Resource[] }).resources);
+      }
+    }
+    return lists;
+  }
+
+  scenario('our short names and category reach our kinds and clash with nothing the apiserver serves', async () => {
+    const served = await discovery();
+    const ours = (served.get(`${GROUP}/${VERSION}`) ?? []).filter((r) => !r.name.includes('/'));
+    expect(Object.fromEntries(ours.map((r) => [r.name, { shortNames: r.shortNames, categories: r.categories }]))).toEqual({
+      ipaddresses: { shortNames: ['ipaddr'], categories: [ADDRESS_CATEGORY] },
+      ipaddressclaims: { shortNames: ['ipclaim'], categories: [ADDRESS_CATEGORY] },
+      ipaddressclasses: { shortNames: ['ipclass'], categories: [ADDRESS_CATEGORY] },
+    });
+    const ourNames = new Set([...ours.flatMap((r) => r.shortNames ?? []), ADDRESS_CATEGORY]);
+    const clashes: string[] = [];
+    for (const [groupVersion, resources] of served) {
+      if (groupVersion === `${GROUP}/${VERSION}`) continue;
+      for (const r of resources) {
+        for (const name of [r.name, ...(r.shortNames ?? []), ...(r.categories ?? [])]) {
+          if (ourNames.has(name)) clashes.push(`${groupVersion} ${r.name}: ${name}`);
+        }
+      }
+    }
+    expect(clashes).toEqual([]);
+    // The plural alone is ambiguous: networking.k8s.io/v1 serves ipaddresses too (the ClusterIP ledger).
+    expect(served.get('networking.k8s.io/v1')?.some((r) => r.name === 'ipaddresses')).toBe(true);
   });
 });
 

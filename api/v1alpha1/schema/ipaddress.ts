@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AGE_COLUMN, type KindDefinition } from '../../typebox/kind.js';
 import { Immutable, NonEmptyString, StringEnum, withValidations } from '../../typebox/schema.js';
 import { Conditions } from './condition.js';
-import { GROUP, VERSION } from '../group.js';
+import { ADDRESS_CATEGORY, GROUP, VERSION } from '../group.js';
 import { ADDRESS_PHASES } from '../phases.js';
 import { ReclaimPolicy } from './ipaddressclass.js';
 
@@ -86,6 +86,8 @@ export const IP_ADDRESS: KindDefinition = {
   plural: 'ipaddresses',
   singular: 'ipaddress',
   listKind: 'IPAddressList',
+  shortNames: ['ipaddr'],
+  categories: [ADDRESS_CATEGORY],
   scope: 'Cluster',
   description: 'IPAddress is one IP address of a class, bound to at most one IPAddressClaim.',
   spec: IPAddressSpec,

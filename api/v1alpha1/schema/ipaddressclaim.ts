@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AGE_COLUMN, type KindDefinition } from '../../typebox/kind.js';
 import { StringEnum } from '../../typebox/schema.js';
 import { Conditions } from './condition.js';
-import { GROUP, VERSION } from '../group.js';
+import { ADDRESS_CATEGORY, GROUP, VERSION } from '../group.js';
 import { ADDRESS_FAMILIES, CLAIM_PHASES } from '../phases.js';
 
 export const IPAddressClaimSpec = Type.Object({
@@ -44,6 +44,8 @@ export const IP_ADDRESS_CLAIM: KindDefinition = {
   plural: 'ipaddressclaims',
   singular: 'ipaddressclaim',
   listKind: 'IPAddressClaimList',
+  shortNames: ['ipclaim'],
+  categories: [ADDRESS_CATEGORY],
   scope: 'Namespaced',
   description: 'IPAddressClaim is a request for one IP address (two for Dual) of a class.',
   spec: IPAddressClaimSpec,

@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AGE_COLUMN, type KindDefinition } from '../../typebox/kind.js';
 import { Immutable, NonEmptyString, PreservedObject, StringEnum } from '../../typebox/schema.js';
-import { GROUP, VERSION } from '../group.js';
+import { ADDRESS_CATEGORY, GROUP, VERSION } from '../group.js';
 import { RECLAIM_POLICIES } from '../phases.js';
 
 export const ReclaimPolicy = StringEnum(RECLAIM_POLICIES, {
@@ -32,6 +32,8 @@ export const IP_ADDRESS_CLASS: KindDefinition = {
   plural: 'ipaddressclasses',
   singular: 'ipaddressclass',
   listKind: 'IPAddressClassList',
+  shortNames: ['ipclass'],
+  categories: [ADDRESS_CATEGORY],
   scope: 'Cluster',
   description: 'IPAddressClass describes a class of IP addresses and the driver that provisions them.',
   spec: IPAddressClassSpec,
