@@ -159,6 +159,9 @@ export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInp
     addresses: inputs.bound.map((a) => ({ name: a.metadata.name!, address: a.spec.address })),
     conditions,
   };
+  if (inputs.bound.length > 0) {
+    status.addressSummary = inputs.bound.map((a) => a.spec.address).join(',');
+  }
   if (className) {
     status.className = className;
   }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { familyOf } from '../../api/ip.js';
 import { compareIps } from '../../api/ip.js';
 import { createClaim, createClass, crd, expectAccounted, holdsOf, startPlatform, type Cr, type Platform } from './support/platform.js';
+import { getRaw } from './support/kube.js';
 import { waitFor } from './support/ports.js';
 import { recordScenario } from './support/summary.js';
 
@@ -45,6 +46,14 @@ describe('a Dual claim', () => {
       expect(holds[0]!.spec?.ipFamilies).toEqual([familyOf(address)]);
       expect(holds[0]!.metadata?.annotations?.['metallb.io/loadBalancerIPs']).toBe(address);
     }
+    // What `kubectl get ipclaim` shows: the server-side table's Addresses column holds both.
+    const table = JSON.parse(
+      await getRaw(platform.cluster.client(), '/apis/local.sdn.cozystack.io/v1alpha1/namespaces/tenant-a/ipaddressclaims/both', {
+        Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
+      }),
+    ) as { columnDefinitions: { name: string }[]; rows: { cells: unknown[] }[] };
+    const column = table.columnDefinitions.findIndex((c) => c.name === 'Addresses');
+    expect(table.rows[0]!.cells[column]).toBe(addresses.map((a) => a.address).join(','));
     recordScenario('Dual claim → one placeholder per family → two addresses');
   });
 

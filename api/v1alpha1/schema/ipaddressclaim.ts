@@ -32,6 +32,12 @@ export const IPAddressClaimStatus = Type.Object({
   addresses: Type.Optional(
     Type.Array(BoundAddress, { description: 'The bound addresses, sorted by object name.' }),
   ),
+  addressSummary: Type.Optional(
+    Type.String({
+      description:
+        "The bound addresses' IPs joined by commas, in the order of addresses: kubectl's Addresses column (a CRD printer column shows only the first value of a list).",
+    }),
+  ),
   conditions: Type.Optional(Conditions),
 });
 export type IPAddressClaimStatus = Static<typeof IPAddressClaimStatus>;
@@ -55,7 +61,7 @@ export const IP_ADDRESS_CLAIM: KindDefinition = {
   printerColumns: [
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
     { name: 'Class', type: 'string', jsonPath: '.status.className' },
-    { name: 'Addresses', type: 'string', jsonPath: '.status.addresses[*].address' },
+    { name: 'Addresses', type: 'string', jsonPath: '.status.addressSummary' },
     AGE_COLUMN,
   ],
 };

@@ -331,4 +331,17 @@ describe('claim reconciler: beyond the Go suite', () => {
     expect(c.metadata.finalizers).toEqual(['local.sdn.cozystack.io/claim-protection']);
     expect(c.metadata.annotations?.['local.sdn.cozystack.io/provisioner']).toBe(PROVISIONER);
   });
+
+  it('addressSummary lists every bound IP, for the Addresses column', async () => {
+    const w = world();
+    w.store.put(ipClass());
+    w.store.put(claim({ className: 'public', family: 'Dual' }));
+    w.store.put(address('203.0.113.7', {}, available));
+    w.store.put(address('2001:db8::7', {}, available));
+    await w.reconcileClaim();
+    const status = w.claimOf()!.status!;
+    expect(status.phase).toBe('Bound');
+    expect(status.addressSummary).toBe(status.addresses!.map((a) => a.address).join(','));
+    expect(status.addressSummary!.split(',').sort()).toEqual(['2001:db8::7', '203.0.113.7']);
+  });
 });

@@ -46,13 +46,13 @@ function statusMessage(body: string): string {
 }
 
 /** GET a raw apiserver path (discovery, /metrics) as the kubeconfig's user; the body as text. */
-export async function getRaw(kubeConfig: k8s.KubeConfig, path: string): Promise<string> {
+export async function getRaw(kubeConfig: k8s.KubeConfig, path: string, headers: Record<string, string> = {}): Promise<string> {
   const https = await import('node:https');
   const options: import('node:https').RequestOptions = {};
   await kubeConfig.applyToHTTPSOptions(options);
   const server = new URL(kubeConfig.getCurrentCluster()!.server);
   return new Promise<string>((resolve, reject) => {
-    const request = https.get({ ...options, hostname: server.hostname, port: server.port, path }, (response) => {
+    const request = https.get({ ...options, headers: { ...options.headers, ...headers }, hostname: server.hostname, port: server.port, path }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk) => (body += chunk));
