@@ -152,5 +152,5 @@ describe('faults', () => {
     await expectAccounted(platform.admin);
     const logs = [...replicas.core, ...replicas.driver].map((r) => r.process.tail(400)).join('\n');
     expect(logs).toMatch(/410 Gone\); relisting/);
-  });
+  }, 300_000); // the waits inside add up to more than the default test timeout on a loaded machine
 });
