@@ -21,6 +21,7 @@ import { apis, GROUP, VERSION } from '../../test/e2e/support/kube.js';
 import { freePort, waitFor } from '../../test/e2e/support/ports.js';
 import { start } from '../../test/e2e/support/processes.js';
 import { REPO_ROOT } from '../../test/support/synth.js';
+import { inParallel } from './parallel.js';
 import { cpuSeconds, peakRssMiB } from './proc.js';
 
 export interface CoreRun {
@@ -35,17 +36,6 @@ export interface CoreRun {
 const WRITERS = 32;
 const API = `${GROUP}/${VERSION}`;
 const crd = (plural: string) => ({ group: GROUP, version: VERSION, plural });
-
-async function inParallel(count: number, task: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: WRITERS }, async () => {
-      while (next < count) {
-        await task(next++);
-      }
-    }),
-  );
-}
 
 /** `BENCH_CONCURRENCY=N` runs ours with --concurrency=N (how the default was chosen). */
 function concurrencyFlag(): string[] {
@@ -74,7 +64,7 @@ export async function benchCore(implementation: CoreRun['implementation'], n: nu
       }
     });
     await admin.core.createNamespace({ body: { metadata: { name: 'tenant-a' } } });
-    await inParallel(n, async (i) => {
+    await inParallel(WRITERS, n, async (i) => {
       await admin.custom.createClusterCustomObject({
         ...crd('ipaddressclasses'),
         body: { apiVersion: API, kind: 'IPAddressClass', metadata: { name: `c-${i}` }, spec: { provisioner: 'bench.invalid/none' } },
@@ -127,7 +117,7 @@ export async function benchCore(implementation: CoreRun['implementation'], n: nu
       const pid = controller.process.pid!;
       const cpuBefore = cpuSeconds(pid);
       const started = performance.now();
-      await inParallel(n, (i) =>
+      await inParallel(WRITERS, n, (i) =>
         admin.custom.createNamespacedCustomObject({
           ...crd('ipaddressclaims'),
           namespace: 'tenant-a',

@@ -14,6 +14,7 @@ import { ADMIN } from '../../test/e2e/support/cluster.js';
 import { apis } from '../../test/e2e/support/kube.js';
 import { createClaim, createClass, expectAccounted, startPlatform, type Cr } from '../../test/e2e/support/platform.js';
 import { apiserverWrites, controllerWrites, difference, total, type WriteCounts } from './apiserver-writes.js';
+import { inParallel } from './parallel.js';
 import { peakRssMiB } from './proc.js';
 
 export interface EndToEndRun {
@@ -89,16 +90,10 @@ export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
     );
     const writesBefore = await apiserverWrites(kubeConfig);
     const started = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: WRITERS }, async () => {
-        while (next < claims) {
-          const name = `bench-${next++}`;
-          created.set(name, performance.now());
-          await createClaim(admin, name);
-        }
-      }),
-    );
+    await inParallel(WRITERS, claims, async (i) => {
+      created.set(`bench-${i}`, performance.now());
+      await createClaim(admin, `bench-${i}`);
+    });
     const timeout = setTimeout(() => resolveDone(), 15 * 60_000);
     await done;
     clearTimeout(timeout);
