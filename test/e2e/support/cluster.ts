@@ -44,7 +44,24 @@ export interface Cluster {
 
 export const ADMIN = 'e2e-admin';
 
+/**
+ * Starts a control plane; once more on fresh ports if a process lost its port
+ * (freePort releases the port before etcd or kube-apiserver binds it, and a
+ * suite running beside this one can take it in between).
+ */
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startClusterOnce(options);
+    } catch (error) {
+      if (attempt >= 3 || !/address already in use/.test((error as Error).message)) {
+        throw error;
+      }
+    }
+  }
+}
+
+async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
   const bin = binaries();
   const dir = mkdtempSync(join(tmpdir(), 'e2e-cluster-'));
   const logs = join(dir, 'logs');
