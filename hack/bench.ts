@@ -224,8 +224,8 @@ if (process.env.BENCH_E2E === '0' || !built) {
   );
   targets.atLeast('end to end claims/s', e2e.claimsPerSecond, 17);
   targets.atMost('end to end writes per claim (the controllers\')', e2e.writesPerClaim, 14);
-  targets.atMost('peak RSS core at 1,000 claims (MiB)', e2e.coreRssMiB, 120);
-  targets.atMost('peak RSS driver at 1,000 claims (MiB)', e2e.driverRssMiB, 120);
+  targets.atMost(`peak RSS core at ${e2e.claims} claims (MiB)`, e2e.coreRssMiB, 120);
+  targets.atMost(`peak RSS driver at ${e2e.claims} claims (MiB)`, e2e.driverRssMiB, 120);
 }
 process.exitCode = targets.report();
 
