@@ -99,6 +99,3 @@ export class ClusterStore implements AddressStore {
     return this.addressApi.delete(name);
   }
 }
-
-
-

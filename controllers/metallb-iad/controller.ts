@@ -75,7 +75,10 @@ export function driverControllers(store: DriverClusterStore, events: DriverRecor
     const className = pool.metadata.name?.replace(/^iad-/, '');
     return className && store.ipClass(className) ? className : undefined;
   };
-  const poolAppeared = (pool: MetallbObject) => {
+  /** What the driver renders changed: spec or owners (status is MetalLB's). */
+  const rendersDiffer = (previous: MetallbObject, next: MetallbObject) =>
+    !deepEqual(previous.spec, next.spec) || !deepEqual(previous.metadata.ownerReferences, next.metadata.ownerReferences);
+  const poolCameOrWent = (pool: MetallbObject) => {
     const className = poolClass(pool);
     if (className) {
       classes.enqueue(className);
@@ -83,11 +86,11 @@ export function driverControllers(store: DriverClusterStore, events: DriverRecor
     }
   };
   store.pools.on({
-    add: poolAppeared,
-    delete: poolAppeared,
+    add: poolCameOrWent,
+    delete: poolCameOrWent,
     update: (previous, pool) => {
       const className = poolClass(pool);
-      if (!className || (deepEqual(previous.spec, pool.spec) && deepEqual(previous.metadata.ownerReferences, pool.metadata.ownerReferences))) {
+      if (!className || !rendersDiffer(previous, pool)) {
         return;
       }
       classes.enqueue(className); // drift of what the class renders
@@ -108,7 +111,7 @@ export function driverControllers(store: DriverClusterStore, events: DriverRecor
     add: advertisementChanged,
     delete: advertisementChanged,
     update: (previous, advertisement) => {
-      if (!deepEqual(previous.spec, advertisement.spec) || !deepEqual(previous.metadata.ownerReferences, advertisement.metadata.ownerReferences)) {
+      if (rendersDiffer(previous, advertisement)) {
         advertisementChanged(advertisement);
       }
     },

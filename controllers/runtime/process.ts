@@ -150,8 +150,7 @@ export async function runUntilSignalled({ manager, log }: ControllerProcess): Pr
   // The informers' retry timers are unref'd (stop() must never wait on them); with probes and
   // metrics off, nothing else would keep the process alive while the apiserver is unreachable,
   // and it would exit 0 as if done.
-  const keepAlive = setInterval(() => undefined, 1 << 30);
-  process.once('exit', () => clearInterval(keepAlive));
+  setInterval(() => undefined, 1 << 30);
   process.on('SIGTERM', () => shutdown('SIGTERM', 0));
   process.on('SIGINT', () => shutdown('SIGINT', 0));
   await manager.start((reason) => {

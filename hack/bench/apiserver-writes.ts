@@ -7,7 +7,8 @@ import { getRaw } from '../../test/e2e/support/kube.js';
 
 export type WriteCounts = Map<string, number>;
 
-const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY', 'CREATE', 'UPDATE', 'DELETECOLLECTION']);
+/** apiserver_request_total's verb label for writes (reads are GET, LIST, WATCH). */
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'DELETECOLLECTION', 'APPLY']);
 
 export async function apiserverWrites(kubeConfig: k8s.KubeConfig): Promise<WriteCounts> {
   const text = await getRaw(kubeConfig, '/metrics');

@@ -1,4 +1,5 @@
 /** Small helpers over @kubernetes/client-node for the end-to-end assertions. */
+import * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { expect } from 'vitest';
 
@@ -47,8 +48,7 @@ function statusMessage(body: string): string {
 
 /** GET a raw apiserver path (discovery, /metrics) as the kubeconfig's user; the body as text. */
 export async function getRaw(kubeConfig: k8s.KubeConfig, path: string, headers: Record<string, string> = {}): Promise<string> {
-  const https = await import('node:https');
-  const options: import('node:https').RequestOptions = {};
+  const options: https.RequestOptions = {};
   await kubeConfig.applyToHTTPSOptions(options);
   const server = new URL(kubeConfig.getCurrentCluster()!.server);
   return new Promise<string>((resolve, reject) => {
