@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,14 @@ describe('startup', () => {
     expect(early).toBe('running');
     expect(await exited).toBe(0);
   }, 20_000);
+
+  it('refuses a --concurrency outside 1..64 with the reason, exit 1', () => {
+    for (const value of ['0', '65', '1.5']) {
+      const result = spawnSync(process.execPath, ['--import', 'tsx', 'controllers/address-controller/main.ts', `--concurrency=${value}`], { encoding: 'utf8' });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(`--concurrency ${value}: a whole number from 1 to 64`);
+    }
+  }, 30_000);
 
   it('fails fast with one line when no kubeconfig can be found, instead of retrying localhost:8080 forever', () => {
     const env = { ...process.env, KUBECONFIG: '', HOME: mkdtempSync(join(tmpdir(), 'home-')), KUBERNETES_SERVICE_HOST: '' };
