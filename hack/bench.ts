@@ -37,6 +37,17 @@ import { binaries } from '../test/e2e/support/binaries.js';
 import { benchCore } from './bench/core.js';
 import { benchEndToEnd } from './bench/e2e.js';
 import { Targets } from './bench/targets.js';
+import { parseArgsOrExit, toolParser } from './lib/cli.js';
+
+parseArgsOrExit(
+  'bench',
+  toolParser(
+    'bench',
+    process.argv.slice(2),
+    '(no flags: settings are environment variables: BENCH_E2E=0, BENCH_CORE_SIZES, BENCH_CONCURRENCY, BENCH_E2E_CLAIMS, UPSTREAM_ADDRESS_CONTROLLER; README "Benchmarks")',
+  ),
+  process.argv.slice(2),
+);
 
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;

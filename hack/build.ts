@@ -6,7 +6,9 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { EXIT, InputError, isMain, parseArgs, runTool, toolParser } from './lib/cli.js';
 import { REPO_ROOT } from './lib/paths.js';
+import { VERSION } from '../controllers/runtime/version.js';
 
 /** Every controllers/<name>/main.ts (controllers/runtime is the shared library). */
 export function controllerNames(): string[] {
@@ -16,9 +18,19 @@ export function controllerNames(): string[] {
     .sort();
 }
 
-async function main(): Promise<void> {
-  const only = process.argv.slice(2);
-  for (const name of controllerNames().filter((c) => only.length === 0 || only.includes(c))) {
+async function main(argv: string[]): Promise<number> {
+  const names = controllerNames();
+  const parser = toolParser('build', argv, `[<controller>...]   (default: all of ${names.join(', ')})`);
+  const args = parseArgs(parser, argv, { positionals: names.length });
+  if (!args) {
+    return EXIT.OK;
+  }
+  const unknown = args._.filter((name) => !names.includes(name));
+  if (unknown.length > 0) {
+    throw new InputError(unknown.map((name) => `unknown controller ${JSON.stringify(name)} (known: ${names.join(', ')})`));
+  }
+  const only = args._;
+  for (const name of names.filter((c) => only.length === 0 || only.includes(c))) {
     const outdir = join(REPO_ROOT, 'build', name);
     rmSync(outdir, { recursive: true, force: true });
     const result = await build({
@@ -34,14 +46,15 @@ async function main(): Promise<void> {
       metafile: true,
       // Some bundled CommonJS dependencies call require(); give the ESM bundle one.
       banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+      define: { __COZY_ADDRESSES_VERSION__: JSON.stringify(VERSION) },
       logLevel: 'warning',
     });
     const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
     process.stdout.write(`build: ${name} -> build/${name}/main.mjs (${(bytes / 2 ** 20).toFixed(1)} MiB with map)\n`);
   }
+  return EXIT.OK;
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`build: ${(error as Error).message}\n`);
-  process.exitCode = 1;
-});
+if (isMain(import.meta.url)) {
+  runTool('build', main);
+}

@@ -12,7 +12,7 @@
  * helm-unittest as a helm plugin) and helm as the tests find it (hack/helm.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, statSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IMAGES, imageValues, PLATFORM_REGISTRY } from '../constructs/images.js';
@@ -21,7 +21,7 @@ import { unitTestFile } from '../constructs/packages/wrapper-chart.js';
 import { ADDRESS_CONTROLLER_PACKAGE, METALLB_IAD_PACKAGE } from '../constructs/platform/variants.js';
 import { disabledFor, graphFromDir, mergeGraphs, SELECTIVE_INSTALL_FIXTURE } from '../constructs/platform/source-graph.js';
 import { resolveHelm } from './helm.js';
-import { isMain, ToolError } from './lib/cli.js';
+import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from './lib/cli.js';
 import { copyCheckout, overlayPackages, PLATFORM_CHART, renderCozystackValues } from './lib/cozystack-checkout.js';
 import { REPO_ROOT } from './lib/paths.js';
 
@@ -313,7 +313,7 @@ function tools(): string {
   }
   const result = spawnSync('bash', [join(REPO_ROOT, 'hack', 'conformance', 'build-tools.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   if (result.status !== 0) {
-    throw new ToolError(['hack/conformance/build-tools.sh failed (yq and helm-unittest are built from Go modules)']);
+    throw new ToolError(['hack/conformance/build-tools.sh failed (yq and helm-unittest are built from Go modules)'], EXIT.INTERNAL);
   }
   return result.stdout.trim();
 }
@@ -398,49 +398,33 @@ export function table(results: readonly StepResult[]): string {
   return [...rows, `conformance: ${results.length - failed} passed, ${failed} failed`].join('\n') + '\n';
 }
 
-function parseArgs(argv: readonly string[]): { cozystack: string; dist: string; keep: boolean } {
-  let cozystack: string | undefined;
-  let dist = join(REPO_ROOT, 'dist');
-  let keep = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const value = () => {
-      const next = argv[++i];
-      if (next === undefined || next.startsWith('--')) {
-        throw new ToolError([`${arg} needs a directory`]);
-      }
-      return next;
-    };
-    if (arg === '--cozystack') cozystack = value();
-    else if (arg === '--dist') dist = value();
-    else if (arg === '--keep') keep = true;
-    else if (arg === '--help' || arg === '-h') throw new ToolError(['usage: npm run conformance -- --cozystack DIR [--dist DIR] [--keep]']);
-    else throw new ToolError([`unknown argument ${arg}`, 'usage: npm run conformance -- --cozystack DIR [--dist DIR] [--keep]']);
+export function main(argv: string[]): number {
+  const parser = toolParser('conformance', argv, '--cozystack DIR [--dist DIR] [--keep]')
+    .option('cozystack', { type: 'string', demandOption: true, describe: 'A Cozystack checkout (a clone, or ../shared/cozystack-snapshot)' })
+    .option('dist', { type: 'string', default: join(REPO_ROOT, 'dist'), describe: 'The synthesized tree' })
+    .option('keep', { type: 'boolean', default: false, describe: 'Leave the working copy in place and print its path' });
+  const args = parseArgs(parser, argv);
+  if (!args) {
+    return EXIT.OK;
   }
-  if (!cozystack) {
-    throw new ToolError(['--cozystack DIR is required: a Cozystack checkout (e.g. ../shared/cozystack-snapshot)']);
+  for (const [flag, dir] of [['--cozystack', args.cozystack], ['--dist', args.dist]] as const) {
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+      throw new InputError(`${flag} ${dir}: no such directory`);
+    }
   }
-  return { cozystack, dist, keep };
+  if (!existsSync(join(args.cozystack, 'packages', 'core', 'platform'))) {
+    throw new InputError(`--cozystack ${args.cozystack}: not a Cozystack checkout (no packages/core/platform)`);
+  }
+  const { results, work } = conformance(args.cozystack, args.dist);
+  process.stdout.write(table(results));
+  if (args.keep) {
+    process.stdout.write(`conformance: working copy kept at ${work}\n`);
+  } else {
+    rmSync(work, { recursive: true, force: true });
+  }
+  return results.every((r) => r.ok) ? EXIT.OK : EXIT.CHECK_FAILED;
 }
 
 if (isMain(import.meta.url)) {
-  try {
-    const args = parseArgs(process.argv.slice(2));
-    const { results, work } = conformance(args.cozystack, args.dist);
-    process.stdout.write(table(results));
-    if (args.keep) {
-      process.stdout.write(`conformance: working copy kept at ${work}\n`);
-    } else {
-      rmSync(work, { recursive: true, force: true });
-    }
-    process.exitCode = results.every((r) => r.ok) ? 0 : 1;
-  } catch (error) {
-    if (error instanceof ToolError) {
-      for (const line of error.lines) process.stderr.write(`conformance: ${line}\n`);
-      process.exitCode = 2;
-    } else {
-      process.stderr.write(`conformance: internal error: ${(error as Error).stack ?? error}\n`);
-      process.exitCode = 3;
-    }
-  }
+  runTool('conformance', main);
 }

@@ -4,6 +4,9 @@
  * first-party repository pinned at two digests.
  *
  *   npm run image-refs -- [<packages-root>]      (default dist/packages)
+ *   npm run image-refs -- --release [<root>]     also refuse the all-zero placeholder digest
+ *
+ * Exit 1 when a ref is refused, 2 on bad input (hack/lib/cli.ts).
  *
  * Files read, depth-anchored like Cozystack's image_ref_files: <root>/*\/*\/values.yaml
  * and <root>/*\/*\/images/*.tag. Everything deeper (vendored charts/) is upstream's.
@@ -11,7 +14,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parse } from 'yaml';
-import { isMain, runTool, ToolError } from './lib/cli.js';
+import { InputError, isMain, parseArgs, runTool, toolParser, ToolError } from './lib/cli.js';
 
 /**
  * Repositories under this prefix are built by the Cozystack organisation: the
@@ -21,6 +24,8 @@ import { isMain, runTool, ToolError } from './lib/cli.js';
 export const FIRST_PARTY_PREFIX = 'ghcr.io/cozystack/';
 const DIGEST = /@sha256:[0-9a-f]{64}$/;
 const REF_IN_TEXT = /[^\s"']+@sha256:[0-9a-f]{64}/g;
+/** The digest of an image never pushed (constructs/images.ts): a release must not ship it. */
+export const PLACEHOLDER_DIGEST = `sha256:${'0'.repeat(64)}`;
 
 export interface ImageRef {
   readonly file: string;
@@ -101,10 +106,15 @@ function walk(node: unknown, refs: string[]): void {
   }
 }
 
+export interface CollectOptions {
+  /** Refuse the all-zero placeholder digest too (a release). @default false */
+  readonly release?: boolean;
+}
+
 /** Every ref under `root`, checked; throws a ToolError listing every problem. */
-export function collectImageRefs(root: string): ImageRef[] {
-  if (!existsSync(root)) {
-    throw new ToolError([`${root}: no such directory`]);
+export function collectImageRefs(root: string, options: CollectOptions = {}): ImageRef[] {
+  if (!existsSync(root) || !statSync(root).isDirectory()) {
+    throw new InputError(`${root}: no such directory`);
   }
   const refs = imageRefFiles(root).flatMap((file) => refsInFile(file).map((ref) => ({ file: relative(root, file), ref })));
   const problems: string[] = [];
@@ -116,6 +126,10 @@ export function collectImageRefs(root: string): ImageRef[] {
     }
     if (!DIGEST.test(ref)) {
       problems.push(`${file}: first-party image ${ref} has no @sha256:<64 hex> digest`);
+      continue;
+    }
+    if (options.release && ref.endsWith(`@${PLACEHOLDER_DIGEST}`)) {
+      problems.push(`${file}: first-party image ${ref} carries the all-zero placeholder digest; build and push it, then stamp the digest (npm run images -- --push ... --stamp)`);
       continue;
     }
     const set = digests.get(repository) ?? new Set<string>();
@@ -133,9 +147,15 @@ export function collectImageRefs(root: string): ImageRef[] {
   return refs;
 }
 
-export function main(argv: string[]): string {
-  const root = argv[0] ?? join('dist', 'packages');
-  const refs = [...new Set(collectImageRefs(root).map((r) => r.ref))].sort();
+export function main(argv: string[]): string | number {
+  const parser = toolParser('image-refs', argv, '[--release] [<packages-root>]   (default dist/packages)')
+    .option('release', { type: 'boolean', default: false, describe: 'Also refuse the all-zero placeholder digest' });
+  const args = parseArgs(parser, argv, { positionals: 1 });
+  if (!args) {
+    return 0;
+  }
+  const root = args._[0] ?? join('dist', 'packages');
+  const refs = [...new Set(collectImageRefs(root, { release: args.release }).map((r) => r.ref))].sort();
   return refs.map((r) => `${r}\n`).join('');
 }
 

@@ -29,16 +29,14 @@ import {
   type Graph,
   type RecordedGraph,
 } from '../constructs/platform/source-graph.js';
-import { isMain, runTool, ToolError } from './lib/cli.js';
+import { InputError, isMain, parseArgs, runTool, toolParser, ToolError } from './lib/cli.js';
 
 /** The suites this repository's end-to-end runs name. */
 export const SUITES = ['address-controller', 'metallb-iad', 'postgres'] as const;
 
-const USAGE = 'usage: select-install [--sources-dir DIR]... [--suites-dir DIR] (<suite>... | - | --disabled <suite>... | --values <suite>... | --validate | --record COZYSTACK_DIR)';
-
 function suitesFromDir(dir: string): string[] {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    throw new ToolError([`${dir}: no such suites directory`]);
+    throw new InputError(`${dir}: no such suites directory`);
   }
   return readdirSync(dir)
     .filter((name) => existsSync(join(dir, name, 'chainsaw-test.yaml')))
@@ -66,66 +64,66 @@ export function recordFrom(dir: string): RecordedGraph {
 
 interface Parsed {
   readonly sourcesDirs: string[];
-  suitesDir?: string;
-  mode?: '--validate' | '--disabled' | '--values' | '--record';
-  record?: string;
+  readonly suitesDir?: string;
+  readonly mode?: 'validate' | 'disabled' | 'values' | 'record';
+  readonly record?: string;
   readonly suites: string[];
 }
 
-function parse(argv: readonly string[]): Parsed {
-  const parsed: Parsed = { sourcesDirs: [], suites: [] };
-  const value = (flag: string, at: number): string => {
-    const next = argv[at + 1];
-    if (next === undefined || next.startsWith('--')) {
-      throw new ToolError([`${flag} needs a directory`, USAGE]);
-    }
-    return next;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '--sources-dir') {
-      parsed.sourcesDirs.push(value(arg, i++));
-    } else if (arg === '--suites-dir') {
-      parsed.suitesDir = value(arg, i++);
-    } else if (arg === '--validate' || arg === '--disabled' || arg === '--values' || arg === '--record') {
-      if (parsed.mode) {
-        throw new ToolError([`${parsed.mode} and ${arg} cannot be combined`, USAGE]);
-      }
-      parsed.mode = arg;
-      if (arg === '--record') {
-        parsed.record = value(arg, i++);
-      }
-    } else if (arg.startsWith('-') && arg !== '-') {
-      throw new ToolError([`unknown flag ${arg}`, USAGE]);
-    } else {
-      parsed.suites.push(arg);
-    }
+const MODES = ['validate', 'disabled', 'values', 'record'] as const;
+
+function parse(argv: readonly string[]): Parsed | undefined {
+  const parser = toolParser('select-install', argv, '[--sources-dir DIR]... [--suites-dir DIR] (<suite>... | - | --disabled <suite>... | --values <suite>... | --validate | --record COZYSTACK_DIR)')
+    .option('disabled', { type: 'boolean', describe: 'Print every other PackageSource (to disable)' })
+    .option('values', { type: 'boolean', describe: 'Print platform values (bundles.disabledPackages) doing that' })
+    .option('validate', { type: 'boolean', describe: 'Check for dangling deps, cycles and unmapped suites (exit 1 on a problem)' })
+    .option('record', { type: 'string', describe: 'Re-record the platform graph from this Cozystack checkout' })
+    .option('sources-dir', { type: 'string', array: true, describe: 'PackageSource YAML folders instead of the recorded graph (repeatable)' })
+    .option('suites-dir', { type: 'string', describe: 'Suites as <DIR>/<suite>/chainsaw-test.yaml' })
+    .conflicts('disabled', ['values', 'validate', 'record'])
+    .conflicts('values', ['validate', 'record'])
+    .conflicts('validate', 'record');
+  const args = parseArgs(parser, argv, { positionals: Infinity });
+  if (!args) {
+    return undefined;
   }
-  return parsed;
+  const mode = MODES.find((m) => args[m] !== undefined && args[m] !== false);
+  return {
+    sourcesDirs: args['sources-dir'] ?? [],
+    suitesDir: args['suites-dir'],
+    mode,
+    record: args.record,
+    suites: args._,
+  };
 }
 
+/** Stdout text; a GraphError is a failed check under --validate and bad input otherwise. */
 export function main(argv: string[], stdin: () => string = () => readFileSync(0, 'utf8')): string {
+  const args = parse(argv);
+  if (!args) {
+    return '';
+  }
   try {
-    return run(parse(argv), stdin);
+    return run(args, stdin);
   } catch (error) {
     if (error instanceof GraphError) {
-      throw new ToolError(error.lines);
+      throw args.mode === 'validate' ? new ToolError(error.lines) : new InputError(error.lines);
     }
     throw error;
   }
 }
 
 function run(args: Parsed, stdin: () => string): string {
-  if (args.mode === '--record') {
+  if (args.mode === 'record') {
     const recorded = recordFrom(args.record!);
     writeFileSync(RECORDED_GRAPH_PATH, `${JSON.stringify(recorded, null, 2)}\n`);
     process.stderr.write(`select-install: recorded ${Object.keys(recorded.sources).length} PackageSources of ${recorded.recordedFrom} into ${RECORDED_GRAPH_PATH}\n`);
     return '';
   }
   const graph: Graph = args.sourcesDirs.length > 0 ? mergeGraphs(args.sourcesDirs.map(graphFromDir)) : defaultGraph();
-  if (args.mode === '--validate') {
+  if (args.mode === 'validate') {
     if (args.suites.length > 0) {
-      throw new ToolError([`--validate takes no suites (got ${args.suites.join(' ')})`, USAGE]);
+      throw new InputError(`--validate takes no suites (got ${args.suites.join(' ')})`);
     }
     const problems = validate(graph, args.suitesDir ? suitesFromDir(args.suitesDir) : SUITES);
     if (problems.length > 0) {
@@ -135,10 +133,10 @@ function run(args: Parsed, stdin: () => string): string {
     return '';
   }
   const suites = (args.suites.length === 1 && args.suites[0] === '-' ? stdin() : args.suites.join(' ')).split(/\s+/).filter(Boolean);
-  if (args.mode === '--disabled') {
+  if (args.mode === 'disabled') {
     return `${disabledFor(suites, graph).join(' ')}\n`;
   }
-  if (args.mode === '--values') {
+  if (args.mode === 'values') {
     const from = args.sourcesDirs.length > 0 ? args.sourcesDirs.join(' + ') : recordedGraph().recordedFrom;
     return selectiveValues(suites, graph, from);
   }

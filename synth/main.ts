@@ -6,13 +6,17 @@
  *   npm run synth -- --out DIR        write elsewhere
  *   npm run synth -- --set metallb-iad.controller.replicas=2 --values overrides.yaml
  *   npm run synth -- push --registry HOST:PORT --repository NAME [--tag T] [--plain-http]
+ *                         [--username U --password-stdin]   (else $DOCKER_CONFIG/config.json)
+ *
+ * Exit codes: 0 ok, 1 --check found drift, 2 bad input (nothing written), 3 internal error.
  */
 import { tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { EXIT, InputError, parseArgs, reportError, toolParser } from '../hack/lib/cli.js';
 import { join } from 'node:path';
 import { artifactDigest, OCI_LAYOUT_DIR, synthesize } from './artifact.js';
+import { credentialsFrom, pushFlags } from './registry-auth.js';
 import { pushLayout } from './push.js';
 import { bytesOf } from './file-tree.js';
 import { diffTrees, readTree, roundTrip, writeTree } from './output.js';
@@ -23,9 +27,7 @@ export async function main(argv: string[]): Promise<number> {
     return push(argv.slice(1));
   }
   const started = performance.now();
-  const parser = yargs(argv)
-    .scriptName('synth')
-    .usage('$0 [--out DIR] [--check] [--values FILE]... [--set CHART.PATH=VALUE]...')
+  const parser = toolParser('synth', argv, '[--out DIR] [--check] [--values FILE]... [--set K=V[,K=V]]... [--set-string K=V]...  |  synth push --help')
     .option('out', {
       type: 'string',
       default: process.env.CDK8S_OUTDIR || 'dist',
@@ -36,15 +38,16 @@ export async function main(argv: string[]): Promise<number> {
       default: false,
       describe: 'Write nothing; diff the synthesized tree against --out and exit 1 on drift',
     })
-    .option('values', { type: 'string', array: true, describe: 'YAML file mapping chart name to value overrides' })
-    .option('set', { type: 'string', array: true, describe: 'One value override, CHART.PATH=VALUE' })
+    .option('values', { type: 'string', array: true, describe: 'YAML file mapping chart name to value overrides (repeatable)' })
+    .option('set', { type: 'string', array: true, describe: "Overrides in helm's --set grammar, CHART.PATH=VALUE (a\\.b, {x,y}, l[0])" })
+    .option('set-string', { type: 'string', array: true, describe: 'As --set, every value a string' })
     .option('quiet', { type: 'boolean', default: false, describe: 'Print only the summary line' });
-  const args = await strictly(parser).parseAsync();
-  if (args.help) {
-    return 0;
+  const args = parseArgs(parser, argv);
+  if (!args) {
+    return EXIT.OK;
   }
 
-  const files = synthesize({ valuesFiles: args.values, set: args.set });
+  const files = synthesize({ valuesFiles: args.values, set: args.set, setString: args['set-string'] });
   const digest = artifactDigest(files);
   const elapsed = () => `${Math.round(performance.now() - started)} ms`;
 
@@ -54,10 +57,10 @@ export async function main(argv: string[]): Promise<number> {
     if (diff) {
       process.stdout.write(diff);
       process.stderr.write(`synth --check: ${args.out} differs from what synth writes; run npm run synth and commit it\n`);
-      return 1;
+      return EXIT.CHECK_FAILED;
     }
     process.stdout.write(`synth --check: ${args.out} is up to date (${files.size} files, cozystack-packages ${digest}) in ${elapsed()}\n`);
-    return 0;
+    return EXIT.OK;
   }
 
   writeTree(args.out, files);
@@ -67,55 +70,36 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
   process.stdout.write(`synth: wrote ${files.size} files to ${args.out} (cozystack-packages ${digest}) in ${elapsed()}\n`);
-  return 0;
-}
-
-/** Unknown flags and bad values become one-line SynthInputErrors instead of yargs' own exit. */
-function strictly<T>(parser: Argv<T>): Argv<T> {
-  return parser
-    .strict()
-    .help()
-    .version(false)
-    .exitProcess(false)
-    .fail((message, error) => {
-      throw new SynthInputError(message ?? error?.message ?? 'invalid arguments');
-    });
+  return EXIT.OK;
 }
 
 /** `synth push`: uploads the OCI layout synth wrote to a registry and verifies it. */
 async function push(argv: string[]): Promise<number> {
-  const parser = yargs(argv)
-    .scriptName('synth push')
-    .option('registry', { type: 'string', demandOption: true, describe: 'Registry host:port' })
+  const parser = pushFlags(toolParser('synth push', argv, '--registry HOST[:PORT] [--repository NAME] [--tag T] [--layout DIR] [--plain-http] [auth flags]'))
     .option('repository', { type: 'string', default: 'cozystack/cozystack/cozystack-packages', describe: 'Repository' })
     .option('tag', { type: 'string', describe: 'Tag (default: the version the layout names)' })
-    .option('layout', { type: 'string', default: join('dist', OCI_LAYOUT_DIR), describe: 'OCI image layout to push' })
-    .option('plain-http', { type: 'boolean', default: false, describe: 'HTTP instead of HTTPS (a loopback registry)' });
-  const args = await strictly(parser).parseAsync();
-  if (args.help) {
-    return 0;
+    .option('layout', { type: 'string', default: join('dist', OCI_LAYOUT_DIR), describe: 'OCI image layout to push' });
+  const args = parseArgs(parser, argv);
+  if (!args) {
+    return EXIT.OK;
   }
   const result = await pushLayout(args.layout, {
     registry: args.registry,
     repository: args.repository,
     tag: args.tag,
     plainHttp: args['plain-http'],
+    credentials: await credentialsFrom(args),
   });
   process.stdout.write(`synth push: ${result.reference} is ${result.digest} (read back and verified)\n`);
-  return 0;
+  return EXIT.OK;
 }
 
+/** Exit codes: hack/lib/cli.ts (0 ok, 1 drift, 2 bad input, 3 internal). */
 main(hideBin(process.argv)).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    if (error instanceof SynthInputError) {
-      process.stderr.write(`synth: ${error.message.split('\n')[0]}\n`);
-      process.exitCode = 2;
-    } else {
-      process.stderr.write(`synth: internal error: ${(error as Error).stack ?? error}\n`);
-      process.exitCode = 3;
-    }
+    process.exitCode = reportError('synth', error instanceof SynthInputError ? new InputError(error.message.split('\n')[0]!) : error);
   },
 );

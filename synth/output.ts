@@ -1,5 +1,5 @@
 /** Writing the artifact tree to disk atomically, reading it back, and diffing two trees. */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { createTwoFilesPatch } from 'diff';
 import { CHECKSUMS_FILE } from './artifact.js';
@@ -18,6 +18,8 @@ export function writeTree(out: string, files: FileTree): void {
   try {
     mkdirSync(parent, { recursive: true });
     staging = mkdtempSync(join(parent, `.${basename(target)}.tmp-`));
+    // mkdtemp makes 0700; the artifact is 0755 folders and 0644 files whatever the umask.
+    chmodSync(staging, 0o755);
     writeFiles(staging, files);
     if (existsSync(target)) {
       const old = `${staging}.old`;
@@ -38,12 +40,22 @@ export function writeTree(out: string, files: FileTree): void {
   }
 }
 
-/** Writes `files` under `dir`, which must exist. */
+/** Writes `files` under `dir`, which must exist: folders 0755, files 0644. */
 export function writeFiles(dir: string, files: FileTree): void {
+  const made = new Set<string>();
   for (const [path, content] of files) {
     const file = join(dir, ...path.split('/'));
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, bytesOf(content));
+    const folder = dirname(file);
+    if (!made.has(folder)) {
+      const first = mkdirSync(folder, { recursive: true });
+      // mkdirSync returns the first folder it made; chmod each one made, umask or not.
+      for (let at = folder; first && at.length >= first.length; at = dirname(at)) {
+        chmodSync(at, 0o755);
+      }
+      made.add(folder);
+    }
+    writeFileSync(file, bytesOf(content), { mode: 0o644 });
+    chmodSync(file, 0o644);
   }
 }
 
@@ -67,6 +79,9 @@ export function readTree(dir: string): FileTree {
   const files: FileTree = new Map();
   if (!existsSync(dir)) {
     return files;
+  }
+  if (!statSync(dir).isDirectory()) {
+    throw new SynthInputError(`--out ${dir}: exists and is not a directory`);
   }
   const walk = (current: string) => {
     for (const entry of readdirSync(current, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {

@@ -1,7 +1,8 @@
 /**
  * Value overrides for synth: `--values FILE` (a YAML map of chart name to
- * values) and `--set chart.path=value`, merged over each chart's defaults in
- * that order and validated against the chart's values schema after each layer,
+ * values), `--set chart.path=value` and `--set-string chart.path=value` (helm's
+ * grammar: synth/set-syntax.ts), merged over each chart's defaults in that
+ * order (helm's) and validated against the chart's values schema after each layer,
  * so an error names the file or flag it came from and the field.
  *
  * An override of an upstream chart also lands under that chart's key in every
@@ -13,16 +14,19 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { validateValues } from '../constructs/helm/values.js';
 import type { ChartEntry } from './charts.js';
+import { overrideTree, parseSetArgument, SetSyntaxError, type SetAssignment } from './set-syntax.js';
 
 /** A chart whose values receive another chart's overrides under that chart's name. */
 type Entry = ChartEntry & { readonly vendors?: string };
 
-/** A user error: printed as one line, exit code 1, nothing written. */
+/** A user error: printed as one line, exit code 2, nothing written. */
 export class SynthInputError extends Error {}
 
 export interface OverrideSources {
   readonly valuesFiles?: readonly string[];
   readonly set?: readonly string[];
+  /** `--set` whose values all stay strings. */
+  readonly setString?: readonly string[];
 }
 
 type Tree = Record<string, unknown>;
@@ -61,9 +65,14 @@ export function resolveValues(charts: readonly Entry[], sources: OverrideSources
       apply(file, chartName, override, '');
     }
   }
-  for (const assignment of sources.set ?? []) {
-    const { chartName, override, raw } = parseSet(assignment);
-    apply(`--set ${assignment}`, chartName, override, ` (got ${raw})`);
+  const sets = [
+    ...(sources.set ?? []).map((text) => ({ flag: '--set', text, asString: false })),
+    ...(sources.setString ?? []).map((text) => ({ flag: '--set-string', text, asString: true })),
+  ];
+  for (const { flag, text, asString } of sets) {
+    for (const { chartName, override, raw } of parseSet(flag, text, asString)) {
+      apply(`${flag} ${text}`, chartName, override, ` (got ${raw})`);
+    }
   }
   return merged;
 }
@@ -90,39 +99,41 @@ function readValuesFile(file: string): Tree {
   return tree;
 }
 
-/** `chart.a.b=value`; the value is read as a YAML scalar, as `helm --set` does. */
-function parseSet(assignment: string): { chartName: string; override: Tree; raw: string } {
-  const eq = assignment.indexOf('=');
-  const path = eq > 0 ? assignment.slice(0, eq).split('.') : [];
-  if (path.length < 2 || path.some((p) => p === '')) {
-    throw new SynthInputError(`--set ${assignment}: expected <chart>.<path>=<value>`);
-  }
-  const raw = assignment.slice(eq + 1);
-  let value: unknown;
+/** Each `chart.a.b=value` of one flag, as override trees for its chart. */
+function parseSet(flag: string, text: string, asString: boolean): { chartName: string; override: Tree; raw: string }[] {
+  let assignments: SetAssignment[];
   try {
-    value = raw === '' ? '' : parse(raw);
-  } catch {
-    value = raw;
+    assignments = parseSetArgument(text, { asString });
+  } catch (error) {
+    if (error instanceof SetSyntaxError) {
+      throw new SynthInputError(`${flag} ${text}: ${error.message}`);
+    }
+    throw error;
   }
-  const [chartName, ...fields] = path as [string, ...string[]];
-  let override: unknown = value;
-  for (const field of [...fields].reverse()) {
-    override = { [field]: override };
-  }
-  return { chartName, override: override as Tree, raw: JSON.stringify(value) };
+  return assignments.map(({ key, path, value }) => {
+    const [chartName, ...fields] = path;
+    if (typeof chartName !== 'string' || fields.length === 0) {
+      throw new SynthInputError(`${flag} ${text}: key ${JSON.stringify(key)}: expected <chart>.<path>=<value>`);
+    }
+    return { chartName, override: overrideTree(fields, value) as Tree, raw: JSON.stringify(value) };
+  });
 }
 
 function isTree(value: unknown): value is Tree {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Maps merge key by key; anything else replaces (Helm's rule for lists). */
+/** Maps merge key by key; anything else replaces (Helm's rule for lists); a null removes the key, as in helm. */
 export function deepMerge(base: unknown, override: unknown): unknown {
   if (!isTree(base) || !isTree(override)) {
     return structuredClone(override);
   }
   const out: Tree = { ...base };
   for (const [key, value] of Object.entries(override)) {
+    if (value === null) {
+      delete out[key];
+      continue;
+    }
     out[key] = key in base ? deepMerge(base[key], value) : structuredClone(value);
   }
   return out;

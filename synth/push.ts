@@ -1,12 +1,15 @@
 /**
  * Uploads an OCI image layout to a registry through the distribution API
  * (blob upload, then manifest), then reads it back and checks every digest.
+ * A 401 is answered as its challenge asks (synth/registry-auth.ts) and the
+ * request sent once more.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OCI_MANIFEST_MEDIA_TYPE, type Descriptor } from './oci.js';
 import { SynthInputError } from './overrides.js';
+import { RegistryAuth, type Credentials } from './registry-auth.js';
 
 export interface PushOptions {
   /** `host:port` of the registry. */
@@ -17,6 +20,8 @@ export interface PushOptions {
   readonly tag?: string;
   /** Speak HTTP instead of HTTPS (a registry on loopback). @default false */
   readonly plainHttp?: boolean;
+  /** @default anonymous */
+  readonly credentials?: Credentials;
 }
 
 export interface PushResult {
@@ -37,6 +42,9 @@ export async function pushLayout(layoutDir: string, options: PushOptions): Promi
   const manifestBytes = blob(layoutDir, descriptor.digest);
   const manifest = JSON.parse(manifestBytes.toString('utf8')) as { config: Descriptor; layers: Descriptor[] };
   const base = `${options.plainHttp ? 'http' : 'https'}://${options.registry}/v2/${options.repository}`;
+  const auth = new RegistryAuth(options.credentials, `repository:${options.repository}:pull,push`);
+  const request = (method: string, url: string, body?: Uint8Array, headers: Record<string, string> = {}, expected?: number[]) =>
+    send(auth, method, url, body, headers, expected);
 
   for (const d of [manifest.config, ...manifest.layers]) {
     const bytes = blob(layoutDir, d.digest);
@@ -70,19 +78,30 @@ export async function pushLayout(layoutDir: string, options: PushOptions): Promi
   return { reference: `${options.registry}/${options.repository}:${tag}`, digest: descriptor.digest };
 }
 
-async function request(
+async function send(
+  auth: RegistryAuth,
   method: string,
   url: string,
   body?: Uint8Array,
   headers: Record<string, string> = {},
   expected?: number[],
 ): Promise<Response> {
-  let response: Response;
-  try {
-    response = await fetch(url, { method, body, headers, redirect: 'follow' });
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    throw new SynthInputError(`push: ${method} ${url}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
+  const once = async () => {
+    try {
+      return await fetch(url, { method, body, headers: { ...headers, ...auth.header() }, redirect: 'follow' });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      throw new SynthInputError(`push: ${method} ${url}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
+    }
+  };
+  let response = await once();
+  if (response.status === 401) {
+    await response.body?.cancel();
+    await auth.answer(response, `${method} ${url}`);
+    response = await once();
+    if (response.status === 401) {
+      throw new SynthInputError(`push: ${method} ${url}: HTTP 401 again after authenticating: the registry refused ${auth.describe()}`);
+    }
   }
   if (expected && !expected.includes(response.status)) {
     const text = (await response.text()).replace(/\s+/g, ' ').slice(0, 300);

@@ -19,9 +19,9 @@ function tree(files: Record<string, string>): string {
 }
 
 describe('image-refs', () => {
-  it('lists the two controller pins of the synthesized packages, one a line', () => {
+  it('lists the two controller pins of the synthesized packages, one a line', async () => {
     const pins = [IMAGES.addressController, IMAGES.metallbIad].map((p) => `${p.repository}:${p.tag}@${p.digest}`);
-    expect(main([join(synthesizedArtifact(), 'packages')])).toBe(pins.sort().map((p) => `${p}\n`).join(''));
+    expect(await main([join(synthesizedArtifact(), 'packages')])).toBe(pins.sort().map((p) => `${p}\n`).join(''));
   });
 
   it('reads the five shapes, depth-anchored, and skips vendored charts', () => {
@@ -65,8 +65,8 @@ describe('image-refs', () => {
     expect(() => collectImageRefs(root)).toThrow(`ghcr.io/cozystack/cozystack/x is pinned at 2 digests: ${D1}, ${D2}`);
   });
 
-  it('lets third-party refs through without judging them', () => {
+  it('lets third-party refs through without judging them', async () => {
     const root = tree({ 'system/x/values.yaml': 'x:\n  image: {repository: docker.io/library/busybox, tag: "1.37.0"}\n' });
-    expect(main([root])).toBe('docker.io/library/busybox:1.37.0\n');
+    expect(await main([root])).toBe('docker.io/library/busybox:1.37.0\n');
   });
 });

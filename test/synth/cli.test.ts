@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -73,6 +73,50 @@ describe('npm run synth', () => {
   });
 });
 
+describe("--set in helm's grammar", () => {
+  it('takes escaped dots, indexes, several assignments in one flag, and --set-string', () => {
+    const dir = join(tmp(), 'dist');
+    const result = synth(
+      '--out', dir, '--quiet',
+      '--set', 'address-controller.controller.podAnnotations.example\\.com/team=net,address-controller.imagePullSecrets[0].name=regcred',
+      '--set-string', 'address-controller.controller.podAnnotations.example\\.com/rev=7',
+    );
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    const values = readFileSync(join(dir, 'charts', 'address-controller', 'values.yaml'), 'utf8');
+    expect(values).toContain('example.com/team: net');
+    expect(values).toContain('example.com/rev: "7"');
+    expect(values).toMatch(/imagePullSecrets:\n\s+- name: regcred/);
+  });
+});
+
+describe('the written tree', () => {
+  it("is staged under names .gitignore ignores (what a killed run leaves is never committed)", () => {
+    const ignored = spawnSync('git', ['check-ignore', '--no-index', '.dist.tmp-a1b2c3', '.dist.tmp-a1b2c3.old'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(ignored.stdout.trim().split('\n')).toEqual(['.dist.tmp-a1b2c3', '.dist.tmp-a1b2c3.old']);
+    expect(readFileSync(join(REPO_ROOT, 'synth', 'output.ts'), 'utf8')).toContain('`.${basename(target)}.tmp-`');
+  });
+
+  it('is 0755 folders and 0644 files whatever the umask', () => {
+    const dir = join(tmp(), 'dist');
+    const result = spawnSync('sh', ['-c', `umask 077 && exec "$0" --import tsx synth/main.ts --quiet --out "$1"`, process.execPath, dir], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    });
+    expect(result.status).toBe(0);
+    const modes = new Set<string>();
+    const walk = (path: string) => {
+      const stat = statSync(path);
+      modes.add(`${stat.isDirectory() ? 'd' : 'f'}${(stat.mode & 0o777).toString(8)}`);
+      if (stat.isDirectory()) {
+        readdirSync(path).forEach((name) => walk(join(path, name)));
+      }
+    };
+    walk(dir);
+    expect([...modes].sort()).toEqual(['d755', 'f644']);
+  });
+});
+
 describe('bad input: one line on stderr, non-zero exit, the output untouched', () => {
   let out: string;
   let before: FileTree;
@@ -83,7 +127,18 @@ describe('bad input: one line on stderr, non-zero exit, the output untouched', (
   });
 
   const badRuns: [string, string[], RegExp][] = [
-    ['an unknown flag', ['--bogus'], /^synth: Unknown argument: bogus\n$/],
+    ['an unknown flag', ['--bogus'], /^synth: Unknown argument: bogus \(see synth --help\)\n$/],
+    ['--values with no file', ['--values'], /^synth: Not enough arguments following: values \(see synth --help\)\n$/],
+    ['--set with no value', ['--set'], /^synth: Not enough arguments following: set \(see synth --help\)\n$/],
+    ['--check with a junk value', ['--check=maybe'], /^synth: --check=maybe: --check is a switch; give it alone, or =true \/ =false\n$/],
+    ['a stray argument', ['charts'], /^synth: unexpected argument "charts" \(see synth --help\)\n$/],
+    ['an unterminated --set list', ['--set', 'address-controller.controller.tolerations={a'], /^synth: --set .*: key "address-controller\.controller\.tolerations": list not closed with "}"\n$/],
+    ['a --set index that is not a number', ['--set', 'address-controller.imagePullSecrets[x].name=a'], /index "x" is not a list index/],
+    [
+      'a --set-string where a number is needed',
+      ['--set-string', 'address-controller.controller.replicas=2'],
+      /^synth: --set-string address-controller\.controller\.replicas=2: address-controller\.controller\.replicas: must be integer \(got "2"\)\n$/,
+    ],
     [
       'a --set of the wrong type',
       ['--set', 'metallb-iad.controller.replicas=abc'],
@@ -100,7 +155,8 @@ describe('bad input: one line on stderr, non-zero exit, the output untouched', (
       ['--set', 'metallb-iad.controller.replicas=2', '--set', 'metallb-iad.controller.leaderElect=false'],
       /^synth: --set metallb-iad\.controller\.leaderElect=false: metallb-iad\.controller\.replicas: must be <= 1 \(more than one replica needs leaderElect: true\)/,
     ],
-    ['a malformed --set', ['--set', 'replicas'], /^synth: --set replicas: expected <chart>\.<path>=<value>\n$/],
+    ['a malformed --set', ['--set', 'replicas'], /^synth: --set replicas: key "replicas" has no value \(expected key=value\)\n$/],
+    ['a --set without a chart', ['--set', 'replicas=2'], /^synth: --set replicas=2: key "replicas": expected <chart>\.<path>=<value>\n$/],
     ['an image tag without digest', ['--set', 'address-controller.image.tag=v1.0.0'], /address-controller\.image\.tag: must match pattern/],
     ['a missing --values file', ['--values', '/nonexistent/v.yaml'], /^synth: --values \/nonexistent\/v\.yaml: cannot read: ENOENT\n$/],
   ];
@@ -121,6 +177,14 @@ describe('bad input: one line on stderr, non-zero exit, the output untouched', (
     expect(result.status).toBe(2);
     expect(result.stderr).toBe(`synth: ${file}: metallb-iad.controller.leaderElect: must be boolean\n`);
     expect(readTree(out)).toEqual(before);
+  });
+
+  it('--check against an --out that is a file', () => {
+    const file = join(tmp(), 'a-file');
+    writeFileSync(file, '');
+    const result = synth('--check', '--out', file);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toBe(`synth: --out ${file}: exists and is not a directory\n`);
   });
 
   it('an unwritable --out', () => {

@@ -1,0 +1,18 @@
+/**
+ * This build's version: package.json's, baked into bundles by esbuild's
+ * `define` (hack/lib/bundle.ts) and read from package.json when run from source.
+ */
+import { readFileSync } from 'node:fs';
+
+declare const __COZY_ADDRESSES_VERSION__: string | undefined;
+
+function fromPackageJson(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+export const VERSION: string = typeof __COZY_ADDRESSES_VERSION__ === 'string' ? __COZY_ADDRESSES_VERSION__ : fromPackageJson();
