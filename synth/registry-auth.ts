@@ -157,6 +157,19 @@ export function parseChallenges(header: string): Challenge[] {
   return challenges;
 }
 
+/** `repository:x:pull,push` and `repository:x:pull` are one scope: actions merge per resource. */
+export function mergeScopes(scopes: readonly string[]): string[] {
+  const byResource = new Map<string, Set<string>>();
+  for (const scope of scopes) {
+    const cut = scope.lastIndexOf(':');
+    const resource = cut > 0 ? scope.slice(0, cut) : scope;
+    const actions = byResource.get(resource) ?? new Set<string>();
+    (cut > 0 ? scope.slice(cut + 1).split(',') : []).filter(Boolean).forEach((a) => actions.add(a));
+    byResource.set(resource, actions);
+  }
+  return [...byResource].map(([resource, actions]) => (actions.size ? `${resource}:${[...actions].join(',')}` : resource));
+}
+
 /**
  * Answers a registry's challenges: remembers the Authorization that worked,
  * fetching (and caching per scope) bearer tokens as needed.
@@ -189,7 +202,7 @@ export class RegistryAuth {
     const basic = challenges.find((c) => c.scheme === 'basic');
     const who = this.credentials ? `the credentials from ${this.credentials.source}` : 'no credentials';
     if (bearer?.params.realm) {
-      const scopes = [...new Set([this.scope, ...(bearer.params.scope ?? '').split(' ').filter(Boolean)])];
+      const scopes = mergeScopes([this.scope, ...(bearer.params.scope ?? '').split(' ').filter(Boolean)]);
       this.authorization = `Bearer ${await this.token(bearer.params.realm, bearer.params.service, scopes, what)}`;
       return;
     }
