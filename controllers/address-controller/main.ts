@@ -8,7 +8,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ApiEventRecorder } from '../runtime/events.js';
-import { commonFlags, controllerProcess, runMain, runUntilSignalled } from '../runtime/process.js';
+import { commonFlags, controllerProcess, parseFlags, runMain, runUntilSignalled } from '../runtime/process.js';
 import { ClusterStore } from './cluster-store.js';
 import { coreControllers } from './controller.js';
 
@@ -16,7 +16,8 @@ import { coreControllers } from './controller.js';
 export const LEADER_ELECTION_ID = 'a4cfeeab.sdn.cozystack.io';
 
 runMain(async () => {
-  const args = await commonFlags(yargs(hideBin(process.argv)).scriptName('address-controller'), LEADER_ELECTION_ID).parseAsync();
+  const argv = hideBin(process.argv);
+  const args = await parseFlags('address-controller', commonFlags(yargs(argv).scriptName('address-controller'), LEADER_ELECTION_ID), argv);
   const proc = controllerProcess('address-controller', args);
   const { kubeConfig, log, metrics, manager } = proc;
   const store = new ClusterStore(kubeConfig, log);

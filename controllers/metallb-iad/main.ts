@@ -9,7 +9,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ApiEventRecorder } from '../runtime/events.js';
-import { checkNamespaceFlag, commonFlags, controllerProcess, runMain, runUntilSignalled } from '../runtime/process.js';
+import { checkNamespaceFlag, commonFlags, controllerProcess, parseFlags, runMain, runUntilSignalled } from '../runtime/process.js';
 import { driverControllers } from './controller.js';
 import { DriverClusterStore } from './cluster-store.js';
 
@@ -17,15 +17,16 @@ import { DriverClusterStore } from './cluster-store.js';
 export const LEADER_ELECTION_ID = 'e1633266.iad.cozystack.io';
 
 runMain(async () => {
-  const args = await commonFlags(yargs(hideBin(process.argv)).scriptName('metallb-iad'), LEADER_ELECTION_ID)
+  const argv = hideBin(process.argv);
+  const parser = commonFlags(yargs(argv).scriptName('metallb-iad'), LEADER_ELECTION_ID)
     .option('metallb-namespace', { type: 'string', default: 'metallb-system', describe: 'Where IPAddressPools and L2Advertisements go' })
     .option('placeholder-namespace', { type: 'string', default: 'metallb-iad-system', describe: 'Where placeholder Services hold reservations' })
     .check((argv) => {
       checkNamespaceFlag('metallb-namespace', argv['metallb-namespace']);
       checkNamespaceFlag('placeholder-namespace', argv['placeholder-namespace']);
       return true;
-    })
-    .parseAsync();
+    });
+  const args = await parseFlags('metallb-iad', parser, argv);
   const proc = controllerProcess('metallb-iad', args);
   const { kubeConfig, log, metrics, manager } = proc;
   const store = new DriverClusterStore(kubeConfig, log, args['placeholder-namespace'], args['metallb-namespace']);

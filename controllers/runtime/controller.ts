@@ -1,5 +1,5 @@
 /** A named reconcile loop over a work queue, with metrics and backoff on error. */
-import { isConflict } from './kube.js';
+import { apiError, isConflict } from './kube.js';
 import type { Logger } from './log.js';
 import type { ControllerMetrics } from './metrics.js';
 import { WorkQueue } from './queue.js';
@@ -64,7 +64,7 @@ export class Controller {
           controller: this.name,
           key,
           retries: this.queue.numRequeues(key),
-          error: String((error as Error)?.message ?? error),
+          error: apiError(error),
         });
       } finally {
         stopTimer?.();

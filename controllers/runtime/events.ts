@@ -1,7 +1,7 @@
 /** Kubernetes Events for user-visible decisions (what `kubectl describe` shows). */
 import { randomBytes } from 'node:crypto';
 import * as k8s from '@kubernetes/client-node';
-import { apiMessage, type KubeObject } from './kube.js';
+import { apiError, apiMessage, type KubeObject } from './kube.js';
 import type { Logger } from './log.js';
 
 export type EventType = 'Normal' | 'Warning';
@@ -77,7 +77,7 @@ export class ApiEventRecorder implements EventRecorder {
       reportingComponent: this.component,
     };
     this.api.createNamespacedEvent({ namespace, body }).catch((error: unknown) => {
-      this.log.warn('event not recorded', { reason, object: meta.name, error: String(error) });
+      this.log.warn('event not recorded', { reason, object: meta.name, error: apiError(error) });
     });
   }
 }

@@ -6,7 +6,7 @@
  * Secondary indexes map index values to object keys.
  */
 import * as k8s from '@kubernetes/client-node';
-import { keyOf, type KubeObject } from './kube.js';
+import { apiError, keyOf, type KubeObject } from './kube.js';
 import type { Logger } from './log.js';
 
 export interface InformerHandlers<T> {
@@ -110,10 +110,12 @@ export class Informer<T extends KubeObject> {
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.stopped) {
+      let phase: 'list' | 'watch' = 'list';
       try {
         if (this.resourceVersion === undefined) {
           await this.relist();
         }
+        phase = 'watch';
         await this.watchOnce();
         failures = 0;
       } catch (error) {
@@ -127,7 +129,7 @@ export class Informer<T extends KubeObject> {
         this.restarts++;
         const delay = Math.min(1000 * 2 ** failures, 30_000);
         failures++;
-        this.options.log.warn('watch failed; restarting', { informer: this.options.name, delayMs: delay, error: String(error) });
+        this.options.log.warn(`${phase} failed; retrying`, { informer: this.options.name, delayMs: delay, error: apiError(error) });
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, delay);
           timer.unref();

@@ -40,6 +40,38 @@ export function apiMessage(error: unknown): string {
   return String((error as Error)?.message ?? error);
 }
 
+/** An error as logs carry it: the apiserver's Status code, reason and message, never its raw JSON. */
+export interface ApiErrorFields {
+  readonly code?: number;
+  readonly reason?: string;
+  readonly message: string;
+}
+
+export function apiError(error: unknown): ApiErrorFields {
+  const code = (error as { code?: unknown })?.code;
+  const body = (error as { body?: unknown })?.body;
+  if (typeof code === 'number' && body !== undefined) {
+    let status: { reason?: unknown; message?: unknown } | undefined;
+    try {
+      status = (typeof body === 'string' ? JSON.parse(body) : body) as typeof status;
+    } catch {
+      status = undefined;
+    }
+    return {
+      code,
+      reason: typeof status?.reason === 'string' ? status.reason : undefined,
+      message: typeof status?.message === 'string' ? status.message : typeof body === 'string' && body ? body.slice(0, 300) : `HTTP ${code}`,
+    };
+  }
+  if (typeof code === 'number') {
+    return { code, message: String((error as Error).message ?? error) };
+  }
+  // Transport errors (ECONNREFUSED, TLS) carry a string code on the error or its cause.
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } })?.cause;
+  const reason = typeof code === 'string' ? code : typeof cause?.code === 'string' ? cause.code : undefined;
+  return { reason, message: String((error as Error)?.message ?? error) };
+}
+
 /** `namespace/name`, or `name` for cluster-scoped objects: the work-queue key. */
 export function keyOf(object: { metadata?: k8s.V1ObjectMeta }): string {
   const meta = object.metadata ?? {};

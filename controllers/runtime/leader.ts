@@ -7,7 +7,7 @@
  * shutdown the Lease is released so a successor need not wait it out.
  */
 import * as k8s from '@kubernetes/client-node';
-import { isConflict, isNotFound } from './kube.js';
+import { apiError, isConflict, isNotFound } from './kube.js';
 import type { Logger } from './log.js';
 
 export interface LeaderElectionOptions {
@@ -58,7 +58,7 @@ export class LeaderElector {
           return;
         }
         const ok = await this.tryAcquireOrRenew().catch((error: unknown) => {
-          this.options.log.warn('lease update failed', { lease: this.options.name, error: String(error) });
+          this.options.log.warn('lease update failed', { lease: this.options.name, error: apiError(error) });
           return false;
         });
         const now = Date.now();
@@ -99,7 +99,7 @@ export class LeaderElector {
       await this.api.replaceNamespacedLease({ name: this.options.name, namespace: this.options.namespace, body: lease });
       this.options.log.info('released the lease', { lease: this.options.name });
     } catch (error) {
-      this.options.log.warn('lease release failed', { error: String(error) });
+      this.options.log.warn('lease release failed', { error: apiError(error) });
     }
   }
 

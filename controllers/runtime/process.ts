@@ -8,6 +8,8 @@ import { hostname } from 'node:os';
 import * as k8s from '@kubernetes/client-node';
 import type { Argv } from 'yargs';
 import { shareConnections } from './connections.js';
+import { switchValueProblem, type YargsInternals } from './flags.js';
+import { VERSION } from './version.js';
 import { parseBindAddress } from './http.js';
 import { createLogger, type Logger, type LogLevel } from './log.js';
 import { Manager } from './manager.js';
@@ -40,7 +42,30 @@ export function commonFlags<T>(parser: Argv<T>, leaderElectionId: string) {
       return true;
     })
     .strict()
-    .version(false);
+    .version('version', 'Print the version and exit', VERSION);
+}
+
+/**
+ * Parses a controller's flags: --help and --version print and exit 0; a bad
+ * flag (unknown, missing its value, a switch given junk, a check that fails)
+ * is one line on stderr and exit 2, as Go's flag package does.
+ */
+export async function parseFlags<T>(name: string, parser: Argv<T>, argv: readonly string[]): Promise<T> {
+  const refuse = (message: string): never => {
+    process.stderr.write(`${name}: ${message} (see ${name} --help)\n`);
+    process.exit(2);
+  };
+  const options = (parser as unknown as YargsInternals).getOptions();
+  const switches = new Set(options.boolean);
+  const problem = switchValueProblem(argv, switches);
+  if (problem) {
+    refuse(problem);
+  }
+  const valued = Object.keys(options.key).filter((key) => !switches.has(key));
+  return (await parser
+    .requiresArg(valued)
+    .fail((message, error) => refuse(message ?? error?.message ?? 'invalid flags'))
+    .parseAsync()) as T;
 }
 
 /**
@@ -83,14 +108,24 @@ export function controllerProcess(name: string, args: CommonArgs): ControllerPro
   const log = createLogger(args['log-level'], { logger: name });
   const metrics = new ControllerMetrics();
   const kubeConfig = shareConnections(loadKubeConfig(args.kubeconfig), { counters: metrics.connectionCounters });
+  const identity = `${process.env.POD_NAME ?? hostname()}_${process.pid}`;
   let leaderElection: { namespace: string; name: string; identity: string } | undefined;
   if (args['leader-elect']) {
     const namespace = args['leader-election-namespace'] ?? process.env.POD_NAMESPACE;
     if (!namespace) {
       throw new Error('--leader-elect needs --leader-election-namespace or $POD_NAMESPACE');
     }
-    leaderElection = { namespace, name: args['leader-election-id'], identity: `${process.env.POD_NAME ?? hostname()}_${process.pid}` };
+    leaderElection = { namespace, name: args['leader-election-id'], identity };
   }
+  log.info('starting', {
+    version: VERSION,
+    node: process.version,
+    identity,
+    server: kubeConfig.getCurrentCluster()?.server,
+    user: kubeConfig.getCurrentUser()?.name,
+    // yargs gives each flag twice (kebab and camelCase) plus _ and $0: the flags as typed.
+    flags: Object.fromEntries(Object.entries(args).filter(([key]) => /^[a-z]+(-[a-z]+)*$/.test(key))),
+  });
   const manager = new Manager({
     kubeConfig,
     log,
@@ -130,6 +165,9 @@ export function loadKubeConfig(file: string | undefined, env: NodeJS.ProcessEnv 
   return kubeConfig;
 }
 
+/** How long a stop may take before the process exits anyway (SIGTERM must end within 2 s). */
+export const SHUTDOWN_GRACE_MS = 1_500;
+
 /** Starts the manager and stops it on a signal (exit 0) or a fatal error (exit 1). */
 export async function runUntilSignalled({ manager, log }: ControllerProcess): Promise<void> {
   let exiting = false;
@@ -139,7 +177,16 @@ export async function runUntilSignalled({ manager, log }: ControllerProcess): Pr
     }
     exiting = true;
     log.info('stopping', { reason });
-    manager.stop().then(
+    // Within SHUTDOWN_GRACE_MS whatever the state (a lease release or a write the
+    // apiserver never answers included): well inside terminationGracePeriodSeconds.
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        log.warn('stop did not finish in time; exiting anyway', { graceMs: SHUTDOWN_GRACE_MS });
+        resolve();
+      }, SHUTDOWN_GRACE_MS);
+    });
+    Promise.race([manager.stop().finally(() => clearTimeout(timer)), deadline]).then(
       () => process.exit(code),
       (error: unknown) => {
         log.error('shutdown failed', { error: String(error) });

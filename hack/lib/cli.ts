@@ -11,6 +11,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
+import { switchValueProblem, type YargsInternals } from '../../controllers/runtime/flags.js';
 import { VERSION } from '../../controllers/runtime/version.js';
 
 export const EXIT = { OK: 0, CHECK_FAILED: 1, BAD_INPUT: 2, INTERNAL: 3 } as const;
@@ -61,12 +62,6 @@ export function toolParser(name: string, argv: readonly string[], usage: string)
     });
 }
 
-/** What yargs 18 has at run time and @types/yargs (17) does not declare. */
-interface YargsInternals {
-  getOptions(): { boolean: string[]; array: string[]; key: Record<string, boolean> };
-  $0: string;
-}
-
 /**
  * Parses with `parser`; undefined when --help or --version was answered.
  * Before yargs sees it, `--switch=junk` is refused (yargs would read it as false)
@@ -80,14 +75,9 @@ export function parseArgs<T>(
   const internals = parser as unknown as YargsInternals;
   const options = internals.getOptions();
   const switches = new Set(options.boolean);
-  for (const arg of argv) {
-    if (arg === '--') {
-      break;
-    }
-    const match = /^--(?:no-)?([^=]+)=(.*)$/.exec(arg);
-    if (match && switches.has(match[1]!) && !['true', 'false'].includes(match[2]!)) {
-      throw new InputError(`${arg}: --${match[1]} is a switch; give it alone, or =true / =false`);
-    }
+  const problem = switchValueProblem(argv, switches);
+  if (problem) {
+    throw new InputError(problem);
   }
   const valued = Object.keys(options.key).filter((key) => !switches.has(key));
   if (valued.length > 0) {

@@ -3,7 +3,88 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createTcpServer, type AddressInfo, type Server } from 'node:net';
 import { checkNamespaceFlag, loadKubeConfig } from '../../../controllers/runtime/process.js';
+import { apiError } from '../../../controllers/runtime/kube.js';
+import { VERSION } from '../../../controllers/runtime/version.js';
+
+function kubeconfigFor(server: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'kc-')), 'config');
+  writeFileSync(
+    file,
+    `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${server}", insecure-skip-tls-verify: true}}]\n` +
+      'users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
+  );
+  return file;
+}
+
+/** Starts the core against `server`, lets it run `runMs`, sends SIGTERM and times the exit. */
+async function runThenTerminate(server: string, runMs: number) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'controllers/address-controller/main.ts', `--kubeconfig=${kubeconfigFor(server)}`, '--health-probe-bind-address=0'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise((r) => setTimeout(r, runMs));
+  const signalled = Date.now();
+  child.kill('SIGTERM');
+  const code = await exited;
+  return { code, stopMs: Date.now() - signalled, lines: stderr.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+const listening = (server: Server | ReturnType<typeof createHttpServer>) =>
+  new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+
+describe('stopping and saying why', () => {
+  it('says what it is at startup: version, flags and identity', async () => {
+    const { lines } = await runThenTerminate('https://127.0.0.1:1', 3_000);
+    expect(lines[0]).toMatchObject({ level: 'info', msg: 'starting', version: VERSION, server: 'https://127.0.0.1:1', user: 'u' });
+    expect(lines[0]!.flags).toMatchObject({ 'leader-elect': false, concurrency: 4, 'health-probe-bind-address': '0' });
+    expect(String(lines[0]!.identity)).toMatch(/_\d+$/);
+  }, 30_000);
+
+  it('exits within 2 s of SIGTERM while the apiserver is down (in retry backoff)', async () => {
+    const { code, stopMs, lines } = await runThenTerminate('https://127.0.0.1:1', 5_000);
+    expect(code).toBe(0);
+    expect(stopMs).toBeLessThan(2_000);
+    expect(lines.find((l) => l.msg === 'list failed; retrying')?.error).toMatchObject({ reason: 'ECONNREFUSED' });
+  }, 30_000);
+
+  it('exits within 2 s of SIGTERM while a request hangs (an apiserver that accepts and never answers)', async () => {
+    const sockets: import('node:net').Socket[] = [];
+    const blackHole = createTcpServer((socket) => sockets.push(socket));
+    const port = await listening(blackHole);
+    try {
+      const { code, stopMs } = await runThenTerminate(`https://127.0.0.1:${port}`, 3_000);
+      expect(code).toBe(0);
+      expect(stopMs).toBeLessThan(2_000);
+    } finally {
+      sockets.forEach((s) => s.destroy());
+      blackHole.close();
+    }
+  }, 30_000);
+
+  it('logs an RBAC refusal as {code, reason, message}, and a failed list as a list failure', async () => {
+    const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'ipaddressclaims.local.sdn.cozystack.io is forbidden: User "u" cannot list resource' };
+    const forbidding = createHttpServer((_req, res) => res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify(status)));
+    const port = await listening(forbidding);
+    try {
+      const { lines } = await runThenTerminate(`http://127.0.0.1:${port}`, 3_000);
+      const failure = lines.find((l) => l.msg === 'list failed; retrying');
+      expect(failure?.error).toEqual({ code: 403, reason: 'Forbidden', message: status.message });
+    } finally {
+      forbidding.close();
+    }
+  }, 30_000);
+
+  it('apiError: Status bodies, bodies that are not JSON, transport errors', () => {
+    expect(apiError({ code: 404, body: '{"reason":"NotFound","message":"x not found"}' })).toEqual({ code: 404, reason: 'NotFound', message: 'x not found' });
+    expect(apiError({ code: 502, body: 'Bad Gateway' })).toEqual({ code: 502, reason: undefined, message: 'Bad Gateway' });
+    expect(apiError(Object.assign(new Error('fetch failed'), { cause: { code: 'ECONNREFUSED' } }))).toEqual({ reason: 'ECONNREFUSED', message: 'fetch failed' });
+  });
+});
 
 describe('startup', () => {
   it('keeps running while the apiserver is unreachable with probes and metrics off, and exits 0 on SIGTERM', async () => {
@@ -23,11 +104,26 @@ describe('startup', () => {
     expect(await exited).toBe(0);
   }, 20_000);
 
-  it('refuses a --concurrency outside 1..64 with the reason, exit 1', () => {
+  it('refuses a --concurrency outside 1..64 with the reason in one line, exit 2', () => {
     for (const value of ['0', '65', '1.5']) {
       const result = spawnSync(process.execPath, ['--import', 'tsx', 'controllers/address-controller/main.ts', `--concurrency=${value}`], { encoding: 'utf8' });
-      expect(result.status).toBe(1);
-      expect(result.stderr).toContain(`--concurrency ${value}: a whole number from 1 to 64`);
+      expect(result.status).toBe(2);
+      expect(result.stderr).toBe(`address-controller: --concurrency ${value}: a whole number from 1 to 64 (see address-controller --help)\n`);
+    }
+  }, 30_000);
+
+  it.each([
+    [['--version'], 0, ''],
+    [['--leader-elect=yes'], 2, 'metallb-iad: --leader-elect=yes: --leader-elect is a switch; give it alone, or =true / =false (see metallb-iad --help)\n'],
+    [['--metallb-namespace', 'Bad_NS'], 2, `metallb-iad: --metallb-namespace "Bad_NS": not a namespace name (lowercase letters, digits and '-', at most 63) (see metallb-iad --help)\n`],
+    [['--placeholder-namespace'], 2, 'metallb-iad: Not enough arguments following: placeholder-namespace (see metallb-iad --help)\n'],
+    [['--bogus'], 2, 'metallb-iad: Unknown argument: bogus (see metallb-iad --help)\n'],
+  ])('metallb-iad %j: exit %i', (args, status, stderr) => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'controllers/metallb-iad/main.ts', ...args], { encoding: 'utf8' });
+    expect(result.status).toBe(status);
+    expect(result.stderr).toBe(stderr);
+    if (status === 0) {
+      expect(result.stdout).toBe(`${VERSION}\n`);
     }
   }, 30_000);
 
