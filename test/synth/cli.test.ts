@@ -73,6 +73,15 @@ describe('npm run synth', () => {
   });
 });
 
+describe('cdk8s synth (cdk8s-cli, a devDependency)', () => {
+  it('runs the app of cdk8s.yaml and writes what npm run synth writes', () => {
+    const dir = join(tmp(), 'dist');
+    const result = spawnSync(join(REPO_ROOT, 'node_modules', '.bin', 'cdk8s'), ['synth', '--output', dir], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(readTree(dir)).toEqual(readTree(join(REPO_ROOT, 'dist')));
+  }, 60_000);
+});
+
 describe("--set in helm's grammar", () => {
   it('takes escaped dots, indexes, several assignments in one flag, and --set-string', () => {
     const dir = join(tmp(), 'dist');
