@@ -37,6 +37,7 @@ import { binaries } from '../test/e2e/support/binaries.js';
 import { benchCore } from './bench/core.js';
 import { benchEndToEnd } from './bench/e2e.js';
 import { Targets } from './bench/targets.js';
+import { benchSynthVsHelm, RENDERED_CHARTS } from './bench/synth-vs-helm.js';
 import { parseArgsOrExit, toolParser } from './lib/cli.js';
 
 parseArgsOrExit(
@@ -191,6 +192,14 @@ function benchIndex(size: number, takes: number): number {
 const runs = Number(process.env.BENCH_RUNS ?? 30);
 const targets = new Targets();
 process.stdout.write(benchSynth(runs) + '\n');
+{
+  const pair = benchSynthVsHelm();
+  process.stdout.write(
+    `bench synth vs helm: npm run synth ${pair.synthMs.toFixed(0)} ms (node on the prebuilt bundle; npm's own start adds ${pair.npmOverheadMs.toFixed(0)} ms to any script), ` +
+      `helm template of the ${RENDERED_CHARTS.length} charts ${pair.helmMs.toFixed(0)} ms; ratio ${pair.ratio.toFixed(2)}× (medians of ${pair.runs})\n`,
+  );
+  targets.atMost('npm run synth wall time / helm template of its four charts (×)', pair.ratio, 1.5);
+}
 for (const n of [100, 1_000, 10_000]) {
   benchClaimPath(n, 100); // warm-up
   process.stdout.write(benchClaimPath(n, 1_000) + '\n');

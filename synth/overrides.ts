@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { validateValues } from '../constructs/helm/values.js';
+import { validateValues, vouchFor } from '../constructs/helm/values.js';
 import type { ChartEntry } from './charts.js';
 import { overrideTree, parseSetArgument, SetSyntaxError, type SetAssignment } from './set-syntax.js';
 
@@ -34,7 +34,7 @@ type Tree = Record<string, unknown>;
 /** Merged, validated values per chart name. */
 export function resolveValues(charts: readonly Entry[], sources: OverrideSources): Map<string, unknown> {
   const byName = new Map(charts.map((c) => [c.name, c]));
-  const merged = new Map<string, unknown>(charts.map((c) => [c.name, structuredClone(c.values.defaults)]));
+  const merged = new Map<string, unknown>(charts.map((c) => [c.name, vouchFor(structuredClone(c.values.defaults))]));
 
   const layer = (source: string, chart: Entry, override: unknown, context: string) => {
     const next = deepMerge(merged.get(chart.name), override);
@@ -44,7 +44,7 @@ export function resolveValues(charts: readonly Entry[], sources: OverrideSources
       const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
       throw new SynthInputError(`${source}: ${chart.name}.${first.field}: ${first.message}${context}${more}`);
     }
-    merged.set(chart.name, next);
+    merged.set(chart.name, vouchFor(next));
   };
   const apply = (source: string, chartName: string, override: unknown, context: string) => {
     const chart = byName.get(chartName);

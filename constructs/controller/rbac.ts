@@ -1,10 +1,10 @@
 /**
  * A controller's permissions: one ClusterRole, plus Roles where a grant can be
  * narrowed to one namespace. Rules are written exactly as declared (grouped per
- * API group, like controller-gen), through cdk8s-plus-28's L1 RBAC classes; its
+ * API group, like controller-gen), through L1 RBAC objects (constructs/k8s/rbac.ts); cdk8s-plus's
  * L2 Role would split them one rule per resource and add `resourceNames: []`.
  */
-import { k8s } from 'cdk8s-plus-28';
+import * as k8s from '../k8s/rbac.js';
 import { Construct } from 'constructs';
 import type { Templated } from '../helm/expr.js';
 

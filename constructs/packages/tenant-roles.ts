@@ -6,7 +6,7 @@
  * Only `ipaddressclaims` appear: IPAddress and IPAddressClass are cluster-scoped,
  * and a tenant's per-namespace RoleBinding could never grant them anyway.
  */
-import { k8s } from 'cdk8s-plus-28';
+import * as k8s from '../k8s/rbac.js';
 import { Construct } from 'constructs';
 import { GROUP } from '../../api/v1alpha1/group.js';
 

@@ -10,6 +10,7 @@
  * checks the recording against the checkout it is given.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import recorded from './cozystack-sources.json' with { type: 'json' };
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -36,8 +37,9 @@ export interface RecordedGraph {
 
 export const RECORDED_GRAPH_PATH = fileURLToPath(new URL('./cozystack-sources.json', import.meta.url));
 
+/** Imported rather than read, so that synth's bundle carries it (synth/bin.mjs). */
 export function recordedGraph(): RecordedGraph {
-  return JSON.parse(readFileSync(RECORDED_GRAPH_PATH, 'utf8')) as RecordedGraph;
+  return recorded as RecordedGraph;
 }
 
 /** This repository's PackageSources as graph entries. */

@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { artifactDigest, CHECKSUMS_FILE, synthesize } from '../../synth/artifact.js';
 import { sameContent } from '../../synth/file-tree.js';
 import { readTree } from '../../synth/output.js';
+import { PACKAGE_CHARTS, UPSTREAM_CHARTS } from '../../synth/charts.js';
+import { validateValues } from '../../constructs/helm/values.js';
+import { App } from 'cdk8s';
 import { REPO_ROOT } from '../support/synth.js';
 
 describe('synthesize', () => {
@@ -58,5 +61,18 @@ describe('synthesize', () => {
       }
       expect(content, path).not.toMatch(/20\d\d-\d\d-\d\dT\d\d:/);
     }
+  });
+});
+
+describe("the charts' authored defaults", () => {
+  // synth vouches for them without compiling the schemas (constructs/helm/values.ts vouchFor): this is the check.
+  it.each([...UPSTREAM_CHARTS, ...PACKAGE_CHARTS].map((c) => [c.name, c] as const))('%s: pass its values schema', (_name, chart) => {
+    expect(validateValues(chart.values, chart.values.defaults)).toEqual([]);
+  });
+
+  it('a chart built with values nobody vouched for is still checked', () => {
+    const chart = UPSTREAM_CHARTS[0]!;
+    const bad = { ...structuredClone(chart.values.defaults as Record<string, unknown>), controller: { replicas: 'two' } };
+    expect(() => chart.create(new App({ outdir: '.' }), bad)).toThrow(/default values violate the schema/);
   });
 });

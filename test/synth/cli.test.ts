@@ -73,6 +73,17 @@ describe('npm run synth', () => {
   });
 });
 
+describe('npm run synth (node on the prebuilt bundle, synth/bin.mjs)', () => {
+  it('writes the same bytes as synth/main.ts from source, and answers --version', () => {
+    const dir = join(tmp(), 'dist');
+    const result = spawnSync(process.execPath, [join(REPO_ROOT, 'synth', 'bin.mjs'), '--quiet', '--out', dir], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    expect(readTree(dir)).toEqual(readTree(join(REPO_ROOT, 'dist')));
+    const version = spawnSync(process.execPath, [join(REPO_ROOT, 'synth', 'bin.mjs'), '--version'], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(version.stdout).toBe(`${JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')).version}\n`);
+  }, 60_000);
+});
+
 describe('cdk8s synth (cdk8s-cli, a devDependency)', () => {
   it('runs the app of cdk8s.yaml and writes what npm run synth writes', () => {
     const dir = join(tmp(), 'dist');
