@@ -12,38 +12,66 @@ export function tarGz(files: ReadonlyMap<string, string | Uint8Array>): Uint8Arr
   return gzipSync(tar(files), { level: 9, mtime: 0 });
 }
 
+/** One entry of a tar with modes, owners and links (an image layer); paths without a leading slash. */
+export type TarEntry =
+  | { readonly type: 'file'; readonly path: string; readonly content: Uint8Array; readonly mode?: number; readonly uid?: number; readonly gid?: number }
+  | { readonly type: 'dir'; readonly path: string; readonly mode?: number; readonly uid?: number; readonly gid?: number }
+  | { readonly type: 'symlink'; readonly path: string; readonly target: string };
+
+/** Files at 0644 under 0755 folders, owned by root: the artifact's tree. */
 export function tar(files: ReadonlyMap<string, string | Uint8Array>): Uint8Array {
-  const entries = new Map<string, Uint8Array | null>();
-  for (const path of [...files.keys()].sort()) {
-    const parts = path.split('/');
+  return tarOf(
+    [...files].map(([path, content]) => ({ type: 'file', path, content: typeof content === 'string' ? Buffer.from(content, 'utf8') : content })),
+  );
+}
+
+/**
+ * Entries sorted by path, every parent folder present (0755, root, unless an
+ * entry gives it), mtime 0: the bytes are a function of the entries alone.
+ */
+export function tarOf(given: readonly TarEntry[]): Uint8Array {
+  const entries = new Map<string, TarEntry>();
+  for (const entry of given) {
+    const parts = entry.path.replace(/\/$/, '').split('/');
     for (let i = 1; i < parts.length; i++) {
-      entries.set(`${parts.slice(0, i).join('/')}/`, null);
+      const dir = parts.slice(0, i).join('/');
+      if (!entries.has(`${dir}/`)) {
+        entries.set(`${dir}/`, { type: 'dir', path: dir });
+      }
     }
-    const content = files.get(path)!;
-    entries.set(path, typeof content === 'string' ? Buffer.from(content, 'utf8') : content);
+    entries.set(entry.type === 'dir' ? `${parts.join('/')}/` : parts.join('/'), entry);
   }
   const chunks: Uint8Array[] = [];
-  for (const [path, content] of [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    chunks.push(header(path, content));
-    if (content) {
-      chunks.push(content, new Uint8Array((BLOCK - (content.length % BLOCK)) % BLOCK));
+  for (const [path, entry] of [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    chunks.push(header(path, entry));
+    if (entry.type === 'file') {
+      chunks.push(entry.content, new Uint8Array((BLOCK - (entry.content.length % BLOCK)) % BLOCK));
     }
   }
   chunks.push(new Uint8Array(BLOCK * 2));
   return Buffer.concat(chunks);
 }
 
-function header(path: string, content: Uint8Array | null): Uint8Array {
+const TYPE_FLAG = { file: '0', symlink: '2', dir: '5' } as const;
+
+function header(path: string, entry: TarEntry): Uint8Array {
   const block = Buffer.alloc(BLOCK);
   const { name, prefix } = splitName(path);
   block.write(name, 0, 100, 'utf8');
-  octal(block, 100, 8, content ? 0o644 : 0o755);
-  octal(block, 108, 8, 0); // uid
-  octal(block, 116, 8, 0); // gid
-  octal(block, 124, 12, content ? content.length : 0);
+  const mode = entry.type === 'symlink' ? 0o777 : (entry.mode ?? (entry.type === 'file' ? 0o644 : 0o755));
+  octal(block, 100, 8, mode);
+  octal(block, 108, 8, entry.type === 'symlink' ? 0 : (entry.uid ?? 0));
+  octal(block, 116, 8, entry.type === 'symlink' ? 0 : (entry.gid ?? 0));
+  octal(block, 124, 12, entry.type === 'file' ? entry.content.length : 0);
   octal(block, 136, 12, 0); // mtime
   block.fill(' ', 148, 156); // checksum placeholder
-  block.write(content ? '0' : '5', 156, 1, 'ascii');
+  block.write(TYPE_FLAG[entry.type], 156, 1, 'ascii');
+  if (entry.type === 'symlink') {
+    if (Buffer.byteLength(entry.target) > 100) {
+      throw new Error(`tar: symlink target too long for ustar: ${path} -> ${entry.target}`);
+    }
+    block.write(entry.target, 157, 100, 'utf8');
+  }
   block.write('ustar\u000000', 257, 8, 'binary');
   block.write(prefix, 345, 155, 'utf8');
   let sum = 0;

@@ -16,6 +16,7 @@ const TOOLS = [
   ['select-install', 'hack/select-install.ts'],
   ['build', 'hack/build.ts'],
   ['conformance', 'hack/conformance.ts'],
+  ['images', 'hack/images.ts'],
   ['bench', 'hack/bench.ts'],
 ] as const;
 
@@ -60,6 +61,11 @@ describe('every tool shares one command-line layer', () => {
       status: 2,
       stderr: 'build: unknown controller "adress-controller" (known: address-controller, metallb-iad)\n',
     });
+  });
+
+  it('images: an unknown controller, and auth flags without --push, are refused before anything is built', () => {
+    expect(tool('hack/images.ts', 'adress-controller')).toMatchObject({ status: 2, stderr: 'images: unknown controller "adress-controller" (known: address-controller, metallb-iad)\n' });
+    expect(tool('hack/images.ts', '--plain-http')).toMatchObject({ status: 2, stderr: 'images: --plain-http, --username and --password-stdin go with --push\n' });
   });
 
   it('conformance: a missing --cozystack or a folder that is not a checkout is bad input', () => {

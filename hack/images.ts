@@ -1,0 +1,167 @@
+/**
+ * `npm run images`: each controller's container image, without a Docker
+ * engine, as an OCI image layout under build/images/<controller>/:
+ *
+ *   layer 1  glibc and the C++ runtime from Debian packages, /etc/passwd with nonroot (65532), /tmp
+ *   layer 2  the Node runtime (/nodejs/bin/node) from the npm registry
+ *   layer 3  the controller's esbuild bundle (/app, npm run build)
+ *   config   USER, ENTRYPOINT, CMD, EXPOSE and WORKDIR read from the controller's Dockerfile
+ *
+ * Every input is pinned (hack/images/inputs.ts) and every byte is a function
+ * of them: two builds give one digest.
+ *
+ *   npm run images                                   build both, print name and digest
+ *   npm run images -- address-controller             build one
+ *   npm run images -- --push HOST:PORT [--plain-http] [--username U --password-stdin]
+ *                                                    push each (synth push's client), tag = the release version
+ *   npm run images -- --stamp                        write the digests into constructs/images.ts
+ *
+ * Exit codes: 0 ok, 2 bad input, 3 internal (hack/lib/cli.ts).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { IMAGES } from '../constructs/images.js';
+import { RELEASE_VERSION } from '../constructs/version.js';
+import { credentialsFrom } from '../synth/registry-auth.js';
+import { pushLayout } from '../synth/push.js';
+import { SynthInputError } from '../synth/overrides.js';
+import { controllerNames } from './build.js';
+import { debianPackage, DEBIAN_LIBRARIES, npmTarball, NODE_RUNTIME } from './images/inputs.js';
+import { ociImage, type ImageConfig, type OciImage } from './images/oci-image.js';
+import { appEntries, baseEntries, debEntries, nodeEntries } from './images/rootfs.js';
+import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from './lib/cli.js';
+import { REPO_ROOT } from './lib/paths.js';
+
+/** The IMAGES key of a controller: address-controller → addressController. */
+export function imageKey(controller: string): keyof typeof IMAGES {
+  const key = controller.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+  if (!(key in IMAGES)) {
+    throw new InputError(`controller ${controller} has no pin in constructs/images.ts`);
+  }
+  return key as keyof typeof IMAGES;
+}
+
+/** USER, ENTRYPOINT, CMD, EXPOSE and WORKDIR of the runtime stage of a Dockerfile. */
+export function dockerfileConfig(dockerfile: string): Omit<ImageConfig, 'env' | 'labels'> {
+  const text = readFileSync(dockerfile, 'utf8');
+  const runtime = text.slice(text.lastIndexOf('\nFROM '));
+  const instruction = (name: string) => runtime.match(new RegExp(`^${name}\\s+(.+)$`, 'm'))?.[1]?.trim();
+  const json = (name: string): string[] => {
+    const value = instruction(name);
+    if (!value?.startsWith('[')) {
+      throw new ToolError([`${dockerfile}: ${name} must be in JSON (exec) form`], EXIT.INTERNAL);
+    }
+    return JSON.parse(value) as string[];
+  };
+  return {
+    user: instruction('USER') ?? '0',
+    entrypoint: json('ENTRYPOINT'),
+    cmd: json('CMD'),
+    workingDir: instruction('WORKDIR') ?? '/',
+    exposedPorts: (instruction('EXPOSE') ?? '').split(/\s+/).filter(Boolean).map(Number),
+  };
+}
+
+/** One controller's image from its bundle (build/<controller>/) and the pinned inputs. */
+export function controllerImage(controller: string): OciImage {
+  const bundle = join(REPO_ROOT, 'build', controller);
+  if (!existsSync(join(bundle, 'main.mjs'))) {
+    throw new ToolError([`build/${controller}/main.mjs is missing: npm run build first`], EXIT.INTERNAL);
+  }
+  const base = [...baseEntries(), ...DEBIAN_LIBRARIES.flatMap((deb) => debEntries(debianPackage(deb)))];
+  const config: ImageConfig = {
+    ...dockerfileConfig(join(REPO_ROOT, 'controllers', controller, 'Dockerfile')),
+    env: ['PATH=/nodejs/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', `NODE_VERSION=${NODE_RUNTIME.version}`],
+    labels: {
+      'org.opencontainers.image.title': controller,
+      'org.opencontainers.image.version': RELEASE_VERSION,
+      'org.opencontainers.image.source': 'https://github.com/cozystack/cozy-addresses',
+      'org.opencontainers.image.base.name': `npm:${NODE_RUNTIME.name}@${NODE_RUNTIME.version} + ${DEBIAN_LIBRARIES.map((d) => `deb:${d.name}=${d.version}`).join(' ')}`,
+    },
+  };
+  return ociImage([base, nodeEntries(npmTarball()), appEntries(bundle)], config, RELEASE_VERSION);
+}
+
+export function writeLayout(dir: string, image: OciImage): void {
+  rmSync(dir, { recursive: true, force: true });
+  for (const [path, content] of image.files) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+}
+
+/** Rewrites the digest of `controller`'s pin in the images file; returns whether it changed. */
+export function stampDigest(file: string, controller: string, digest: string): boolean {
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) {
+    throw new InputError(`--stamp: ${digest} is not sha256:<64 hex>`);
+  }
+  const text = readFileSync(file, 'utf8');
+  const key = imageKey(controller);
+  const block = new RegExp(`(\\n  ${key}: \\{[\\s\\S]*?\\n    digest: )([^,\\n]+)(,)`);
+  if (!block.test(text)) {
+    throw new InputError(`${file}: no "${key}: { ... digest: ... }" block to stamp`);
+  }
+  const next = text.replace(block, `$1'${digest}'$3`);
+  writeFileSync(file, next);
+  return next !== text;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const names = controllerNames();
+  const parser = toolParser('images', argv, `[<controller>...] [--out DIR] [--push HOST:PORT [--plain-http] [--username U --password-stdin]] [--stamp]   (controllers: ${names.join(', ')})`)
+    .option('out', { type: 'string', default: join(REPO_ROOT, 'build', 'images'), describe: 'Where the OCI layouts go, one folder per controller' })
+    .option('push', { type: 'string', describe: 'Registry host[:port] to push each image to' })
+    .option('plain-http', { type: 'boolean', default: false, describe: 'HTTP instead of HTTPS (a registry on loopback)' })
+    .option('username', { type: 'string', describe: 'Registry user (with --password-stdin)' })
+    .option('password-stdin', { type: 'boolean', default: false, describe: 'Read the password or token from stdin' })
+    .option('stamp', { type: 'boolean', default: false, describe: 'Write the built digests into the images file' })
+    .option('images-file', { type: 'string', default: join(REPO_ROOT, 'constructs', 'images.ts'), describe: 'The pins --stamp rewrites' })
+    .option('skip-build', { type: 'boolean', default: false, describe: 'Use the bundles already in build/ (npm run build)' });
+  const args = parseArgs(parser, argv, { positionals: names.length });
+  if (!args) {
+    return EXIT.OK;
+  }
+  const unknown = args._.filter((n) => !names.includes(n));
+  if (unknown.length > 0) {
+    throw new InputError(unknown.map((n) => `unknown controller ${JSON.stringify(n)} (known: ${names.join(', ')})`));
+  }
+  if ((args['plain-http'] || args.username || args['password-stdin']) && !args.push) {
+    throw new InputError('--plain-http, --username and --password-stdin go with --push');
+  }
+  const selected = args._.length > 0 ? args._ : names;
+  if (!args['skip-build']) {
+    const built = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'hack', 'build.ts'), ...selected], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    if (built.status !== 0) {
+      throw new ToolError(['npm run build failed'], EXIT.INTERNAL);
+    }
+  }
+  const credentials = args.push ? await credentialsFrom({ registry: args.push, username: args.username, 'password-stdin': args['password-stdin'] }) : undefined;
+  for (const controller of selected) {
+    const image = controllerImage(controller);
+    const dir = join(args.out, controller);
+    writeLayout(dir, image);
+    let line = `images: ${controller} ${image.manifest.digest} -> ${dir}`;
+    if (args.push) {
+      const repository = IMAGES[imageKey(controller)].repository.replace(/^[^/]+\//, '');
+      try {
+        const pushed = await pushLayout(dir, { registry: args.push, repository, tag: image.tag, plainHttp: args['plain-http'], credentials });
+        line += `; pushed ${pushed.reference}`;
+      } catch (error) {
+        throw error instanceof SynthInputError ? new InputError(error.message) : error;
+      }
+    }
+    if (args.stamp) {
+      line += stampDigest(args['images-file'], controller, image.manifest.digest) ? `; stamped into ${args['images-file']}` : '; already stamped';
+    }
+    process.stdout.write(`${line}\n`);
+  }
+  if (args.stamp) {
+    process.stdout.write('images: run npm run synth to carry the stamped digests into dist/\n');
+  }
+  return EXIT.OK;
+}
+
+if (isMain(import.meta.url)) {
+  runTool('images', main);
+}
