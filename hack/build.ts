@@ -18,6 +18,16 @@ export function controllerNames(): string[] {
     .sort();
 }
 
+/** The controllers named (all when none); an unknown name is bad input. */
+export function selectControllers(given: readonly string[]): string[] {
+  const names = controllerNames();
+  const unknown = given.filter((name) => !names.includes(name));
+  if (unknown.length > 0) {
+    throw new InputError(unknown.map((name) => `unknown controller ${JSON.stringify(name)} (known: ${names.join(', ')})`));
+  }
+  return given.length > 0 ? [...given] : names;
+}
+
 async function main(argv: string[]): Promise<number> {
   const names = controllerNames();
   const parser = toolParser('build', argv, `[<controller>...]   (default: all of ${names.join(', ')})`);
@@ -25,12 +35,7 @@ async function main(argv: string[]): Promise<number> {
   if (!args) {
     return EXIT.OK;
   }
-  const unknown = args._.filter((name) => !names.includes(name));
-  if (unknown.length > 0) {
-    throw new InputError(unknown.map((name) => `unknown controller ${JSON.stringify(name)} (known: ${names.join(', ')})`));
-  }
-  const only = args._;
-  for (const name of names.filter((c) => only.length === 0 || only.includes(c))) {
+  for (const name of selectControllers(args._)) {
     const outdir = join(REPO_ROOT, 'build', name);
     rmSync(outdir, { recursive: true, force: true });
     const result = await build({

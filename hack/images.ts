@@ -26,7 +26,7 @@ import { RELEASE_VERSION } from '../constructs/version.js';
 import { credentialsFrom } from '../synth/registry-auth.js';
 import { pushLayout } from '../synth/push.js';
 import { SynthInputError } from '../synth/overrides.js';
-import { controllerNames } from './build.js';
+import { controllerNames, selectControllers } from './build.js';
 import { debianPackage, DEBIAN_LIBRARIES, npmTarball, NODE_RUNTIME } from './images/inputs.js';
 import { ociImage, type ImageConfig, type OciImage } from './images/oci-image.js';
 import { appEntries, baseEntries, debEntries, nodeEntries } from './images/rootfs.js';
@@ -122,14 +122,10 @@ export async function main(argv: string[]): Promise<number> {
   if (!args) {
     return EXIT.OK;
   }
-  const unknown = args._.filter((n) => !names.includes(n));
-  if (unknown.length > 0) {
-    throw new InputError(unknown.map((n) => `unknown controller ${JSON.stringify(n)} (known: ${names.join(', ')})`));
-  }
+  const selected = selectControllers(args._);
   if ((args['plain-http'] || args.username || args['password-stdin']) && !args.push) {
     throw new InputError('--plain-http, --username and --password-stdin go with --push');
   }
-  const selected = args._.length > 0 ? args._ : names;
   if (!args['skip-build']) {
     const built = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'hack', 'build.ts'), ...selected], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
     if (built.status !== 0) {
