@@ -16,6 +16,15 @@ export function claimRefKey(address: IPAddress): string | undefined {
   return ref ? claimKey(ref.namespace, ref.name) : undefined;
 }
 
+/** Name of the cache index of addresses by the claim their claimRef names; both controllers keep it. */
+export const CLAIM_REF_INDEX = 'spec.claimRef';
+
+/** The keys an address files under in the CLAIM_REF_INDEX: its claimRefKey, or none. */
+export function claimRefIndexKeys(address: IPAddress): string[] {
+  const key = claimRefKey(address);
+  return key === undefined ? [] : [key];
+}
+
 /** The object an address is attached to (status.associatedTo), as `<kind>/<namespace>/<name>`. */
 export function holderKey(to: Pick<AssociatedTo, 'kind' | 'namespace' | 'name'>): string {
   return `${to.kind}/${to.namespace}/${to.name}`;

@@ -1,6 +1,6 @@
 /** AddressStore over informer caches (reads) and the API server (writes). */
 import type * as k8s from '@kubernetes/client-node';
-import { claimKey, claimRefKey,
+import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys,
   GROUP,
   VERSION,
   type IPAddress,
@@ -13,9 +13,6 @@ import type { Logger } from '../runtime/log.js';
 import { CandidateIndex } from './candidates.js';
 import type { Family } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
-
-/** Index name of addresses by the claim their claimRef names, `<namespace>/<name>`. */
-export const CLAIM_REF_INDEX = 'spec.claimRef';
 
 /** Index name of claims not Bound, by the class they name (spec, else status), '' for none. */
 export const UNBOUND_BY_CLASS = 'unbound.className';
@@ -38,7 +35,7 @@ export class ClusterStore implements AddressStore {
     this.claims = informer('ipaddressclaims', this.claimApi);
     this.addresses = informer('ipaddresses', this.addressApi);
     this.classInformer = informer('ipaddressclasses', classApi);
-    this.addresses.addIndex(CLAIM_REF_INDEX, (a) => [claimRefKey(a)].filter((k) => k !== undefined));
+    this.addresses.addIndex(CLAIM_REF_INDEX, claimRefIndexKeys);
     this.claims.addIndex(UNBOUND_BY_CLASS, (c) => (c.status?.phase === 'Bound' ? [] : [c.spec.className || c.status?.className || '']));
     this.addresses.on({
       add: (a) => this.candidates.upsert(a),

@@ -3,7 +3,7 @@
  * implementation over the cluster; the reconcilers see only this interface.
  */
 import * as k8s from '@kubernetes/client-node';
-import { claimKey, claimRefKey, holderKey, PROVISIONER_ANNOTATION,
+import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, PROVISIONER_ANNOTATION,
   GROUP,
   VERSION,
   type IPAddress,
@@ -23,7 +23,6 @@ export type { MetallbObject } from './store.js';
 type Service = k8s.V1Service & KubeObject;
 
 export const ADDRESS_BY_IP = 'spec.address';
-export const ADDRESS_BY_CLAIM = 'spec.claimRef';
 export const SERVICE_BY_CLAIM = 'claim';
 export const ADDRESS_BY_HOLDER = 'status.associatedTo';
 export const PLACEHOLDER_BY_ADDRESS = 'placeholder.address';
@@ -86,7 +85,7 @@ export class DriverClusterStore implements DriverStore {
       c.metadata.annotations?.[PROVISIONER_ANNOTATION] === DRIVER && c.status?.phase !== 'Bound' ? [c.status?.className || c.spec.className || ''] : [],
     );
     this.addresses.addIndex(ADDRESS_BY_IP, (a) => [a.spec.address]);
-    this.addresses.addIndex(ADDRESS_BY_CLAIM, (a) => [claimRefKey(a)].filter((k) => k !== undefined));
+    this.addresses.addIndex(CLAIM_REF_INDEX, claimRefIndexKeys);
     this.addresses.addIndex(ADDRESS_BY_HOLDER, (a) => {
       const to = a.status?.associatedTo;
       return to ? [holderKey(to)] : [];
@@ -150,7 +149,7 @@ export class DriverClusterStore implements DriverStore {
     return this.services.byIndex(SERVICE_BY_INGRESS, ip);
   }
   addressesReferencing(namespace: string, name: string) {
-    return this.addresses.byIndex(ADDRESS_BY_CLAIM, claimKey(namespace, name));
+    return this.addresses.byIndex(CLAIM_REF_INDEX, claimKey(namespace, name));
   }
   placeholdersOf(addressName: string) {
     return this.services.byIndex(PLACEHOLDER_BY_ADDRESS, addressName);
