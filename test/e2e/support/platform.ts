@@ -76,6 +76,9 @@ export async function startPlatform(extraUsers: { name: string; groups: string[]
     `--pod-name=${METALLB_POD}`,
     '--webhook-mode=disabled',
     `--port=${await freePort()}`,
+    // Its health probe defaults to :17472 on every interface: a second platform beside this one
+    // (a soak next to the suite) would fail to bind it.
+    `--health-probe-port=${await freePort()}`,
   ], cluster.dir);
   const controllers: ControllerProcess[] = [];
   const election = (namespace: string, on: boolean) => (on ? ['--leader-elect', `--leader-election-namespace=${namespace}`] : []);
@@ -156,13 +159,20 @@ export async function auditLedger(admin: Platform['admin']): Promise<{ problems:
       problems.push(`${ip} is assigned to ${owners.join(' and ')}`);
     }
   }
-  const perClaim = new Map<string, number>();
+  // A claim is its UID, not its name: the Released address of a deleted claim and a new claim of
+  // the same name are two claims. An empty claimRef UID is a driver's pre-binding, which the core
+  // completes for the live claim of that name (docs/binding.md), so it counts as that claim's.
+  const liveUid = new Map(claims.map((c) => [`${c.metadata.namespace}/${c.metadata.name}`, c.metadata.uid!]));
+  const perClaim = new Map<string, { claim: string; family: string; n: number }>();
   for (const a of addresses) {
     const ref = a.spec.claimRef;
     if (ref) {
+      const claim = `${ref.namespace}/${ref.name}`;
+      const uid = ref.uid || liveUid.get(claim) || 'no uid';
       // One address per family per claim: a Dual claim holds two, one of each.
-      const key = `${ref.namespace}/${ref.name} (${familyOf(a.spec.address) ?? 'no family'})`;
-      perClaim.set(key, (perClaim.get(key) ?? 0) + 1);
+      const family = familyOf(a.spec.address) ?? 'no family';
+      const key = `${uid} (${family})`;
+      perClaim.set(key, { claim: `${claim} (uid ${uid})`, family, n: (perClaim.get(key)?.n ?? 0) + 1 });
     }
     const held = services.some((s) => s.metadata?.namespace === PLACEHOLDERS && s.metadata.labels?.[LINK_LABEL] === a.metadata.name);
     const to = a.status?.associatedTo;
@@ -187,15 +197,15 @@ export async function auditLedger(admin: Platform['admin']): Promise<{ problems:
   for (const c of claims) {
     const key = `${c.metadata.namespace}/${c.metadata.name}`;
     for (const family of requestedFamilies(c.spec.family) ?? []) {
-      const n = perClaim.get(`${key} (${family})`) ?? 0;
+      const n = perClaim.get(`${c.metadata.uid} (${family})`)?.n ?? 0;
       if (c.status?.phase === 'Bound' && n !== 1) {
         problems.push(`claim ${key} is Bound with ${n} ${family} addresses`);
       }
     }
   }
-  for (const [key, n] of perClaim) {
+  for (const { claim, family, n } of perClaim.values()) {
     if (n > 1) {
-      problems.push(`claim ${key} holds ${n} addresses of that family`);
+      problems.push(`claim ${claim} holds ${n} ${family} addresses`);
     }
   }
   return { problems, bound: claims.filter((c) => c.status?.phase === 'Bound').length };
