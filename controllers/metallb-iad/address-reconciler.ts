@@ -5,15 +5,17 @@
  */
 import { METALLB_TEARDOWN_FINALIZER, type IPAddress } from '../../api/v1alpha1/index.js';
 import { familyOf, rangeContains } from '../../api/ip.js';
-import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
-import { isAlreadyExists } from '../runtime/kube.js';
+import type { ReconcileResult } from '../runtime/controller.js';
+import type { EventRecorder } from '../runtime/events.js';
+import { associationHolds } from './association.js';
 import { parseClassParameters, reservationExists, servedBy } from './class-parameters.js';
-import { holdPlaceholderName } from './names.js';
-import { isPlaceholder, placeholderService } from './placeholders.js';
-import { asObject, authorizes, withoutPin } from './services.js';
-import { PINNED_ANNOTATION } from './well-known.js';
+import { isPlaceholder } from './placeholders.js';
+import { authorizes, driverPin, ingressIps } from './services.js';
 import type { DriverStore } from './store.js';
-import { holderLive, releaseHolds } from './holds.js';
+import { ensureHold, releaseHolds } from './holds.js';
+
+/** A deleted address waits for the Service pass to unpin it; its Service's update wakes it, this is the backstop. */
+const TEARDOWN_RECHECK_MS = 5_000;
 
 export class DriverAddressReconciler {
   constructor(
@@ -21,17 +23,18 @@ export class DriverAddressReconciler {
     private readonly events: EventRecorder,
   ) {}
 
-  async reconcile(name: string): Promise<void> {
+  async reconcile(name: string): Promise<ReconcileResult | void> {
     const address = this.store.address(name);
     if (!address) {
       return;
     }
     if (address.metadata.deletionTimestamp) {
-      await this.teardown(address);
-      return;
+      return this.teardown(address);
     }
     if (address.status?.phase === 'Conflict') {
-      await this.recoverFromConflict(address);
+      if (!(await this.recoverFromConflict(address)) && !address.status.associatedTo) {
+        await ensureHold(this.store, this.events, address); // waits in MetalLB and takes the IP when the thief lets go
+      }
       return;
     }
     const ipClass = this.store.ipClass(address.spec.className);
@@ -42,57 +45,47 @@ export class DriverAddressReconciler {
     if (await this.checkLost(address)) {
       return;
     }
-    let current = address;
     const to = address.status?.associatedTo;
-    if (to) {
-      if (holderLive(this.store, to)) {
-        await releaseHolds(this.store, name); // a lingering hold would fight the workload for the pin
-        return;
-      }
-      current = await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: undefined } });
-      this.events.event(address, 'Normal', 'AssociationCleared', `${to.kind} ${to.namespace}/${to.name} is gone; holding the address again`);
-    }
-    if (this.store.placeholdersOf(name).length > 0) {
+    if (!to) {
+      await ensureHold(this.store, this.events, address);
       return;
     }
-    if (this.store.servicesWithIp(current.spec.address).some((s) => isPlaceholder(s, this.store.placeholderNamespace))) {
-      return; // its allocation placeholder holds it already; the claim pass links it
+    if (to.kind !== 'Service') {
+      await releaseHolds(this.store, name); // another kind of workload carries it through its own driver
+      return;
     }
-    try {
-      await this.store.createService(
-        placeholderService({
-          name: holdPlaceholderName(current),
-          namespace: this.store.placeholderNamespace,
-          className: current.spec.className,
-          family,
-          pin: current.spec.address,
-          addressName: name,
-          owner: current,
-        }),
-      );
-      this.events.event(current, 'Normal', 'Held', `holding ${current.spec.address} with placeholder ${holdPlaceholderName(current)}`);
-    } catch (error) {
-      if (!isAlreadyExists(error)) {
-        // Until the retry succeeds MetalLB could give the IP away: say so on the address.
-        warnAndRethrow(this.events, current, 'HoldFailed', `could not create placeholder ${holdPlaceholderName(current)} to hold ${current.spec.address}`, error);
+    const service = this.store.service(to.namespace, to.name);
+    if (associationHolds(this.store, address)) {
+      if (service && driverPin(service).includes(address.spec.address)) {
+        // The Service pass lets the hold go right after pinning; after a crash in between, this pass does.
+        await releaseHolds(this.store, name);
       }
+      return;
     }
+    // The association no longer holds: the address is held again first, then the Service lets go.
+    await ensureHold(this.store, this.events, address);
+    if (service && (ingressIps(service).includes(address.spec.address) || driverPin(service).includes(address.spec.address))) {
+      return; // still letting go (the Service pass unpins it; MetalLB then hands the IP to the hold)
+    }
+    await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: undefined } });
+    this.events.event(address, 'Normal', 'AssociationCleared', `${to.kind} ${to.namespace}/${to.name} no longer carries it; held again`);
   }
 
-  /** Deletion: release the MetalLB reservation and any pin, then the teardown finalizer. */
-  private async teardown(address: IPAddress): Promise<void> {
+  /**
+   * Deletion: release the MetalLB reservation, wait until no Service carries
+   * the driver's pin of the IP (the Service pass takes it off: a deleted
+   * address no longer counts for its claim), then the teardown finalizer.
+   */
+  private async teardown(address: IPAddress): Promise<ReconcileResult | void> {
     if (!address.metadata.finalizers?.includes(METALLB_TEARDOWN_FINALIZER)) {
       return;
     }
     const name = address.metadata.name!;
     await releaseHolds(this.store, name);
     const to = address.status?.associatedTo;
-    if (to?.kind === 'Service') {
-      const service = this.store.service(to.namespace, to.name);
-      if (service?.metadata?.annotations?.[PINNED_ANNOTATION] === 'true') {
-        await this.store.updateService(withoutPin(service));
-        this.events.event(asObject(service), 'Normal', 'Disassociated', `IPAddress ${name} is being deleted; pin removed`);
-      }
+    const service = to?.kind === 'Service' ? this.store.service(to.namespace, to.name) : undefined;
+    if (service && driverPin(service).includes(address.spec.address)) {
+      return { requeueAfterMs: TEARDOWN_RECHECK_MS };
     }
     await this.store.updateAddress({
       ...address,
@@ -100,17 +93,18 @@ export class DriverAddressReconciler {
     });
   }
 
-  /** Conflict clears once no Service carries the IP without authorization. */
-  private async recoverFromConflict(address: IPAddress): Promise<void> {
+  /** Conflict clears once no Service carries the IP without authorization; true when it did. */
+  private async recoverFromConflict(address: IPAddress): Promise<boolean> {
     const offenders = this.store
       .servicesWithIp(address.spec.address)
       .filter((s) => !isPlaceholder(s, this.store.placeholderNamespace) && !authorizes(address, s));
     if (offenders.length > 0) {
-      return;
+      return false;
     }
     const phase = address.spec.claimRef ? 'Bound' : 'Available';
     await this.store.updateAddressStatus({ ...address, status: { ...address.status, phase } });
     this.events.event(address, 'Normal', 'ConflictResolved', `no Service carries ${address.spec.address} without authorization any more`);
+    return true;
   }
 
   /**

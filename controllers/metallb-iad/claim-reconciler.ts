@@ -23,15 +23,36 @@ import { ownerOf, placeholderService } from './placeholders.js';
 import { ingressIps } from './services.js';
 import { DRIVER, IP_ADDRESS_LABEL, PIN_ANNOTATION, POOL_ANNOTATION } from './well-known.js';
 import type { DriverStore } from './store.js';
+import { ensureHold } from './holds.js';
 
 /** While MetalLB has not answered, look again even without an event. */
 const WAITING_REQUEUE_MS = 120_000;
+/** After giving an IP back, how soon to look whether its hold has it (nothing else wakes the claim then). */
+const GIVEN_BACK_RECHECK_MS = 1_000;
 
 export class DriverClaimReconciler {
+  /** Per claim, the address whose IP its allocation last gave back (memory only: a restart just asks again). */
+  private readonly givenBack = new Map<string, string>();
+
   constructor(
     private readonly store: DriverStore,
     private readonly events: EventRecorder,
   ) {}
+
+  /**
+   * Whether the IP this claim's allocation gave back is held by its address's
+   * hold again (or that address is gone): only then does the claim ask MetalLB
+   * again, or it could be handed the same IP back before the hold took it.
+   */
+  private givenBackIsHeld(key: string): boolean {
+    const addressName = this.givenBack.get(key);
+    const address = addressName ? this.store.address(addressName) : undefined;
+    const held = !address || this.store.placeholdersOf(addressName!).some((p) => ingressIps(p).includes(address.spec.address));
+    if (held) {
+      this.givenBack.delete(key);
+    }
+    return held;
+  }
 
   async reconcile(namespace: string, name: string): Promise<ReconcileResult | void> {
     const claim = this.store.claim(namespace, name);
@@ -70,6 +91,9 @@ export class DriverClaimReconciler {
     for (const family of missing) {
       waiting = !(await this.provision(claim, ipClass.metadata.name!, ipClass.spec.reclaimPolicy ?? 'Retain', family)) || waiting;
     }
+    if (this.givenBack.has(`${namespace}/${name}`)) {
+      return { requeueAfterMs: GIVEN_BACK_RECHECK_MS };
+    }
     return waiting ? { requeueAfterMs: WAITING_REQUEUE_MS } : undefined;
   }
 
@@ -85,6 +109,9 @@ export class DriverClaimReconciler {
       return false;
     }
     if (!placeholder) {
+      if (!this.givenBackIsHeld(`${namespace}/${name}`)) {
+        return false;
+      }
       try {
         await this.store.createService(
           placeholderService({
@@ -131,14 +158,16 @@ export class DriverClaimReconciler {
       }
     }
     const ref = address.spec.claimRef;
-    if (ref?.namespace !== namespace || ref?.name !== name) {
-      this.events.event(
-        claim,
-        'Warning',
-        'LedgerMismatch',
-        `MetalLB assigned ${ip}, but IPAddress ${addressName} already belongs to ${ref ? `${ref.namespace}/${ref.name}` : 'no claim'}; not touching it`,
-      );
-      return true;
+    if (ref?.namespace !== namespace || ref?.name !== name || (ref?.uid && ref.uid !== uid)) {
+      // MetalLB handed this allocation an IP the books give to another (it was free for a moment:
+      // a Service letting go, or a hold not made yet). The address's own hold waits for it; the
+      // allocation gives it back and asks again once that hold has it.
+      await ensureHold(this.store, this.events, address);
+      await this.store.deleteService(this.store.placeholderNamespace, placeholderName);
+      this.givenBack.set(`${namespace}/${name}`, addressName);
+      const owner = ref ? `IPAddressClaim ${ref.namespace}/${ref.name}` : 'no claim';
+      this.events.event(claim, 'Warning', 'LedgerMismatch', `MetalLB assigned ${ip}, but IPAddress ${addressName} records it for ${owner}; gave it back and asking again`);
+      return false;
     }
     await this.handOver(placeholder, address);
     return true;

@@ -7,6 +7,10 @@ import { renderBackend } from './backend.js';
 import { parseClassParameters, servedBy } from './class-parameters.js';
 import { rangesOverlap, type IpRange } from '../../api/ip.js';
 import type { DriverStore, MetallbObject } from './store.js';
+import { CARRIER_LABEL } from './well-known.js';
+
+/** While Services of a class still lack the carrier label, how soon to look again. */
+const CARRIER_LABEL_RECHECK_MS = 2_000;
 
 /**
  * Whether every field the driver renders has that value in the current
@@ -57,7 +61,8 @@ export class ClassReconciler {
       return;
     }
     this.reported.delete(name);
-    const { pool, advertisement } = renderBackend(ipClass, this.store.metallbNamespace, parameters.addresses);
+    const carriersOnly = this.carriersLabelled(name);
+    const { pool, advertisement } = renderBackend(ipClass, this.store.metallbNamespace, parameters.addresses, carriersOnly);
     try {
       // Written only when the cache differs from what the class renders: a pass that changes nothing costs no request.
       for (const [desired, current] of [
@@ -72,6 +77,22 @@ export class ClassReconciler {
       // E.g. MetalLB's CRDs not installed, or a namespace that does not exist.
       warnAndRethrow(this.events, ipClass, 'BackendFailed', `could not write the MetalLB pool and advertisement ${pool.metadata.name} in ${pool.metadata.namespace}`, error);
     }
+    return carriersOnly ? undefined : { requeueAfterMs: CARRIER_LABEL_RECHECK_MS };
+  }
+
+  /**
+   * Whether the pool may admit only carriers: it does already, or every
+   * Service that holds an IP of the class carries the label (after an
+   * upgrade, the address and Service passes label them first; a pool that
+   * selected before would make MetalLB take the IPs of the unlabelled ones).
+   */
+  private carriersLabelled(className: string): boolean {
+    if (this.store.pool(className)?.spec?.serviceAllocation !== undefined) {
+      return true;
+    }
+    return this.store
+      .addressesOfClass(className)
+      .every((a) => this.store.servicesWithIp(a.spec.address).every((s) => s.metadata?.labels?.[CARRIER_LABEL] === 'true'));
   }
 
   /**

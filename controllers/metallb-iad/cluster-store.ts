@@ -170,17 +170,21 @@ export class DriverClusterStore implements DriverStore {
    * an object the cache has not seen yet gets AlreadyExists, likewise.
    */
   async apply(object: MetallbObject, current: MetallbObject | undefined): Promise<void> {
+    // Assumed into the cache like every other write: the pass that follows (a class enqueued twice,
+    // or its advertisement's event) then sees it, instead of creating it again (409 AlreadyExists).
+    const cache = object.kind === 'IPAddressPool' ? this.pools : this.advertisements;
     if (!current) {
-      await this.objects.create(object as k8s.KubernetesObject);
+      cache.assume((await this.objects.create(object as k8s.KubernetesObject)) as MetallbObject);
       return;
     }
     try {
-      await this.objects.replace({ ...object, metadata: { ...current.metadata, ownerReferences: object.metadata.ownerReferences } } as k8s.KubernetesObject);
+      const replaced = await this.objects.replace({ ...object, metadata: { ...current.metadata, ownerReferences: object.metadata.ownerReferences } } as k8s.KubernetesObject);
+      cache.assume(replaced as MetallbObject);
     } catch (error) {
       if (!isNotFound(error)) {
         throw error;
       }
-      await this.objects.create(object as k8s.KubernetesObject);
+      cache.assume((await this.objects.create(object as k8s.KubernetesObject)) as MetallbObject);
     }
   }
 

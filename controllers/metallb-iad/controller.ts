@@ -161,6 +161,10 @@ export function driverControllers(store: DriverClusterStore, events: DriverRecor
       if (linked) {
         addresses.enqueue(linked); // a hold that vanished must be re-made
       }
+      // An allocation given an IP the books give to another: that address's hold is made at once.
+      for (const ip of ingressIps(s)) {
+        store.addressesByIp(ip).forEach((a) => addresses.enqueue(keyOf(a)));
+      }
       return;
     }
     services.enqueue(keyOf(s));

@@ -6,7 +6,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import type { IPAddress } from '../../api/v1alpha1/index.js';
 import { poolName } from './names.js';
-import { CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION, IP_ADDRESS_LABEL, PIN_ANNOTATION, PLACEHOLDER_LABEL, POOL_ANNOTATION } from './well-known.js';
+import { CARRIER_LABEL, CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION, IP_ADDRESS_LABEL, PIN_ANNOTATION, PLACEHOLDER_LABEL, POOL_ANNOTATION } from './well-known.js';
 
 /** A selectorless LoadBalancer Service: MetalLB assigns it an IP and never announces it. */
 export function placeholderService(options: {
@@ -19,7 +19,7 @@ export function placeholderService(options: {
   claim?: { namespace: string; name: string };
   owner?: IPAddress;
 }): V1Service {
-  const labels: Record<string, string> = { [PLACEHOLDER_LABEL]: 'true' };
+  const labels: Record<string, string> = { [PLACEHOLDER_LABEL]: 'true', [CARRIER_LABEL]: 'true' };
   const annotations: Record<string, string> = { [POOL_ANNOTATION]: poolName(options.className) };
   if (options.addressName) {
     labels[IP_ADDRESS_LABEL] = options.addressName;

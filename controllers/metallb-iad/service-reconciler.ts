@@ -1,19 +1,18 @@
 /**
- * Association and Conflict detection (docs/driver.md): a tenant Service
- * annotated with a claim of its own namespace gets the claim's addresses; one
- * claim serves one live workload; an IP carried without authorization puts
- * its address in Conflict.
+ * Association and Conflict detection (docs/driver.md): the only writer of
+ * tenant Services. A Service gets exactly what the association rule
+ * (association.ts) gives it; what it gives up is held first; an IP carried
+ * without authorization puts its address in Conflict.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, type IPAddress } from '../../api/v1alpha1/index.js';
-import type { EventRecorder } from '../runtime/events.js';
-import { withoutPin } from './services.js';
-import { isPlaceholder } from './placeholders.js';
-import { asObject, authorizes, ingressIps } from './services.js';
-import { DRIVER, PINNED_ANNOTATION, PIN_ANNOTATION } from './well-known.js';
+import type { IPAddress } from '../../api/v1alpha1/index.js';
 import { compareIps } from '../../api/ip.js';
+import type { EventRecorder } from '../runtime/events.js';
+import { associationVerdict, isAssociatedTo, type Verdict } from './association.js';
+import { ensureHold, releaseHolds } from './holds.js';
+import { isPlaceholder } from './placeholders.js';
+import { asObject, authorizes, ingressIps, pinnedAs, withoutPin, withPin } from './services.js';
 import type { DriverStore } from './store.js';
-import { holderLive, releaseHolds } from './holds.js';
 
 export class ServiceReconciler {
   constructor(
@@ -24,78 +23,53 @@ export class ServiceReconciler {
   async reconcile(namespace: string, name: string): Promise<void> {
     const service = this.store.service(namespace, name);
     if (!service || isPlaceholder(service, this.store.placeholderNamespace)) {
-      return; // a deleted holder is noticed by the address pass, which re-holds
+      return; // a deleted Service: the address pass holds again what it carried
     }
-    if (service.metadata?.deletionTimestamp) {
-      await this.clearAssociations(namespace, name);
-      return;
+    const verdict = associationVerdict(this.store, service);
+    this.report(service, verdict);
+    const target = verdict.ok ? verdict.addresses : [];
+    const holder = { kind: 'Service', namespace, name };
+    // 1. What the Service gives up is held first: the hold waits in MetalLB and takes the IP the
+    //    moment the Service lets go, so MetalLB has no moment in which to hand it to anyone else.
+    const kept = new Set(target.map((a) => a.metadata.name));
+    for (const address of this.store.addressesHeldBy(namespace, name).filter((a) => !kept.has(a.metadata.name))) {
+      await ensureHold(this.store, this.events, address);
     }
-    const claimName = service.metadata?.annotations?.[IP_ADDRESS_CLAIM_ANNOTATION];
-    // Only a LoadBalancer Service can carry the address: handing one to anything else would drop
-    // the hold and announce nothing, leaving the IP held by no one.
-    const carrier = service.spec?.type === 'LoadBalancer';
-    if (claimName && carrier) {
-      await this.associate(service, claimName);
-    } else {
-      if (claimName) {
-        this.events.event(asObject(service), 'Warning', 'NotLoadBalancer', `a ${service.spec?.type ?? 'ClusterIP'} Service cannot carry the address of IPAddressClaim ${claimName}; make it type LoadBalancer`);
+    // 2. The association is recorded before the pin, so the Service never carries an address
+    //    whose status names someone else (which would read as a Conflict).
+    for (const address of target.filter((a) => !isAssociatedTo(a, holder))) {
+      await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: { kind: 'Service', namespace, name } } });
+    }
+    // 3. The pin, exactly as the rule says; taking it off (with the carrier label) makes MetalLB
+    //    take the IP back, as the class's pool admits only carriers.
+    const pin = target.map((a) => a.spec.address).sort(compareIps).join(',');
+    let current = service;
+    if (!pinnedAs(service, pin)) {
+      current = await this.store.updateService(pin ? withPin(service, pin) : withoutPin(service));
+      if (pin) {
+        this.events.event(asObject(service), 'Normal', 'Associated', `pinned ${pin} from IPAddressClaim ${verdict.claim!.metadata.name}`);
+      } else {
+        this.events.event(asObject(service), 'Normal', 'Disassociated', `${(!verdict.ok && verdict.refusal?.message) || 'the Service names no claim of this driver'}; pin removed, the address is held again`);
       }
-      if (service.metadata?.annotations?.[PINNED_ANNOTATION] === 'true') {
-        await this.store.updateService(withoutPin(service));
-        this.events.event(asObject(service), 'Normal', 'Disassociated', claimName ? 'the Service is no longer a LoadBalancer; pin removed' : 'the claim annotation is gone; pin removed');
-      }
-      await this.clearAssociations(namespace, name);
     }
-    await this.detectConflicts(this.store.service(namespace, name) ?? service);
-  }
-
-  private async associate(service: V1Service, claimName: string): Promise<void> {
-    const { namespace, name } = service.metadata as { namespace: string; name: string };
-    const claim = this.store.claim(namespace, claimName);
-    if (!claim) {
-      this.events.event(asObject(service), 'Warning', 'ClaimNotFound', `IPAddressClaim ${namespace}/${claimName} not found`);
-      return;
-    }
-    if (claim.metadata.annotations?.[PROVISIONER_ANNOTATION] !== DRIVER) {
-      return; // another driver's claim
-    }
-    if (claim.status?.phase !== 'Bound') {
-      this.events.event(asObject(service), 'Normal', 'ClaimNotBound', `IPAddressClaim ${claimName} is ${claim.status?.phase ?? 'Pending'}; waiting`);
-      return;
-    }
-    const addresses: IPAddress[] = [];
-    for (const entry of claim.status.addresses ?? []) {
-      const address = this.store.address(entry.name);
-      if (!address) {
-        return;
-      }
-      const to = address.status?.associatedTo;
-      if (to && !authorizes(address, service) && holderLive(this.store, to)) {
-        this.events.event(
-          asObject(service),
-          'Warning',
-          'AssociationRejected',
-          `IPAddressClaim ${claimName} already serves ${to.kind} ${to.namespace}/${to.name}; one claim serves one workload`,
-        );
-        return;
-      }
-      addresses.push(address);
-    }
-    // Handoff order converges after a crash: record the association, release the hold, then pin.
-    for (const address of addresses) {
-      if (!authorizes(address, service)) {
-        await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: { kind: 'Service', namespace, name } } });
-      }
+    // 4. Only now do the holds of what it pins go: MetalLB gives the freed IP to the Service, which
+    //    asks for it already.
+    for (const address of target) {
       await releaseHolds(this.store, address.metadata.name!);
     }
-    const pin = addresses.map((a) => a.spec.address).sort(compareIps).join(',');
-    const annotations = service.metadata?.annotations ?? {};
-    if (annotations[PIN_ANNOTATION] !== pin || annotations[PINNED_ANNOTATION] !== 'true') {
-      await this.store.updateService({
-        ...service,
-        metadata: { ...service.metadata, annotations: { ...annotations, [PIN_ANNOTATION]: pin, [PINNED_ANNOTATION]: 'true' } },
-      });
-      this.events.event(asObject(service), 'Normal', 'Associated', `pinned ${pin} from IPAddressClaim ${claimName}`);
+    await this.detectConflicts(current);
+  }
+
+  /** A refusal is said on the Service and, where there is one, on the claim. */
+  private report(service: V1Service, verdict: Verdict): void {
+    if (verdict.ok || !verdict.refusal) {
+      return;
+    }
+    const { reason, message } = verdict.refusal;
+    const type = reason === 'ClaimNotBound' ? 'Normal' : 'Warning';
+    this.events.event(asObject(service), type, reason, message);
+    if (verdict.claim) {
+      this.events.event(verdict.claim, type, reason, `Service ${service.metadata!.namespace}/${service.metadata!.name}: ${message}`);
     }
   }
 
@@ -105,18 +79,16 @@ export class ServiceReconciler {
         if (!address.spec.claimRef || authorizes(address, service) || address.status?.phase === 'Conflict') {
           continue;
         }
-        await this.store.updateAddressStatus({ ...address, status: { ...address.status, phase: 'Conflict' } });
-        const ref = address.spec.claimRef;
-        const who = `Service ${service.metadata!.namespace}/${service.metadata!.name}`;
-        this.events.event(asObject(service), 'Warning', 'AddressConflict', `${ip} belongs to IPAddressClaim ${ref.namespace}/${ref.name}`);
-        this.events.event(address, 'Warning', 'Conflict', `${who} carries ${ip} without authorization`);
+        await this.markConflict(address, service, ip);
       }
     }
   }
 
-  private async clearAssociations(namespace: string, name: string): Promise<void> {
-    for (const address of this.store.addressesHeldBy(namespace, name)) {
-      await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: undefined } });
-    }
+  private async markConflict(address: IPAddress, service: V1Service, ip: string): Promise<void> {
+    await this.store.updateAddressStatus({ ...address, status: { ...address.status, phase: 'Conflict' } });
+    const ref = address.spec.claimRef!;
+    const who = `Service ${service.metadata!.namespace}/${service.metadata!.name}`;
+    this.events.event(asObject(service), 'Warning', 'AddressConflict', `${ip} belongs to IPAddressClaim ${ref.namespace}/${ref.name}`);
+    this.events.event(address, 'Warning', 'Conflict', `${who} carries ${ip} without authorization`);
   }
 }

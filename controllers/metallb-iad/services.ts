@@ -2,7 +2,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import type { IPAddress } from '../../api/v1alpha1/index.js';
 import type { KubeObject } from '../runtime/kube.js';
-import { PIN_ANNOTATION, PINNED_ANNOTATION } from './well-known.js';
+import { CARRIER_LABEL, PIN_ANNOTATION, PINNED_ANNOTATION } from './well-known.js';
 
 /**
  * A Service as an Event's involved object: informer list items carry no kind
@@ -23,10 +23,46 @@ export function authorizes(address: IPAddress, service: V1Service): boolean {
   return to?.kind === 'Service' && to.namespace === service.metadata?.namespace && to.name === service.metadata?.name;
 }
 
-/** The Service without the driver's pin (MetalLB's annotation and the driver's marker). */
+/** The IPs the driver pinned on a Service (none where its marker is absent: a pin it did not make is not its own). */
+export function driverPin(service: V1Service): string[] {
+  const annotations = service.metadata?.annotations ?? {};
+  return annotations[PINNED_ANNOTATION] === 'true' && annotations[PIN_ANNOTATION] ? annotations[PIN_ANNOTATION].split(',') : [];
+}
+
+/** Whether the Service carries exactly this pin of the driver's, with the carrier label (none of it for `pin` ''). */
+export function pinnedAs(service: V1Service, pin: string): boolean {
+  const annotations = service.metadata?.annotations ?? {};
+  const labelled = service.metadata?.labels?.[CARRIER_LABEL] === 'true';
+  if (!pin) {
+    return annotations[PINNED_ANNOTATION] !== 'true' && !labelled;
+  }
+  return annotations[PIN_ANNOTATION] === pin && annotations[PINNED_ANNOTATION] === 'true' && labelled;
+}
+
+/** The Service pinned by the driver to these IPs, and admitted by the class's pool. */
+export function withPin(service: V1Service, pin: string): V1Service {
+  return {
+    ...service,
+    metadata: {
+      ...service.metadata,
+      labels: { ...service.metadata?.labels, [CARRIER_LABEL]: 'true' },
+      annotations: { ...service.metadata?.annotations, [PIN_ANNOTATION]: pin, [PINNED_ANNOTATION]: 'true' },
+    },
+  };
+}
+
+/**
+ * The Service without the driver's pin: MetalLB's annotation, the driver's
+ * marker, and the carrier label, whose going makes MetalLB take the IP back
+ * (the pool admits no Service without it).
+ */
 export function withoutPin(service: V1Service): V1Service {
   const annotations = { ...service.metadata?.annotations };
-  delete annotations[PIN_ANNOTATION];
+  if (annotations[PINNED_ANNOTATION] === 'true') {
+    delete annotations[PIN_ANNOTATION]; // a pin without the marker is not the driver's
+  }
   delete annotations[PINNED_ANNOTATION];
-  return { ...service, metadata: { ...service.metadata, annotations } };
+  const labels = { ...service.metadata?.labels };
+  delete labels[CARRIER_LABEL];
+  return { ...service, metadata: { ...service.metadata, labels, annotations } };
 }

@@ -4,7 +4,7 @@ import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../api/v1alph
 import type { KubeObject } from '../runtime/kube.js';
 
 export interface MetallbObject extends KubeObject {
-  spec?: { addresses?: string[]; autoAssign?: boolean; avoidBuggyIPs?: boolean; ipAddressPools?: string[] };
+  spec?: { addresses?: string[]; autoAssign?: boolean; avoidBuggyIPs?: boolean; ipAddressPools?: string[]; serviceAllocation?: unknown };
 }
 
 export interface DriverStore {
@@ -17,6 +17,8 @@ export interface DriverStore {
   address(name: string): IPAddress | undefined;
   /** Addresses whose claimRef names this claim. */
   addressesReferencing(namespace: string, name: string): IPAddress[];
+  /** By `spec.className`. */
+  addressesOfClass(className: string): IPAddress[];
   /** By `spec.address`. */
   addressesByIp(ip: string): IPAddress[];
   /** By `status.associatedTo` naming this Service. */

@@ -13,3 +13,10 @@ export const CLAIM_NAME_ANNOTATION = `${DRIVER}/claim-name`;
 export const PINNED_ANNOTATION = `${DRIVER}/pinned`;
 export const PIN_ANNOTATION = 'metallb.io/loadBalancerIPs';
 export const POOL_ANNOTATION = 'metallb.io/address-pool';
+/**
+ * On every Service the driver lets carry an address of its pools (its placeholders and the
+ * tenant Services it pins), value "true". Each pool admits only Services with this label
+ * (`serviceAllocation.serviceSelectors`), so taking it off makes MetalLB give the IP up, and a pin
+ * the driver did not make gets nothing from a pool of ours (docs/driver.md, "Release").
+ */
+export const CARRIER_LABEL = `${DRIVER}/carrier`;

@@ -87,6 +87,7 @@ export class InMemoryDriverCluster implements DriverStore {
   readonly claims = new Map<string, IPAddressClaim>();
   readonly addresses = new IndexedMap<IPAddress>({
     ip: (a) => [a.spec.address],
+    className: (a) => [a.spec.className],
     claim: (a) => (a.spec.claimRef ? [`${a.spec.claimRef.namespace}/${a.spec.claimRef.name}`] : []),
     holder: (a) => (a.status?.associatedTo?.kind === 'Service' ? [`${a.status.associatedTo.namespace}/${a.status.associatedTo.name}`] : []),
   });
@@ -170,6 +171,9 @@ export class InMemoryDriverCluster implements DriverStore {
   address(name: string) {
     const a = this.addresses.get(name);
     return a && clone(a);
+  }
+  addressesOfClass(className: string) {
+    return this.addresses.by('className', className).map(clone);
   }
   addressesReferencing(namespace: string, name: string) {
     return this.addresses.by('claim', `${namespace}/${name}`).map(clone);

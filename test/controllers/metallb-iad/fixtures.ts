@@ -44,11 +44,12 @@ export const boundAddress = (status: IPAddress['status'] = { phase: 'Bound' }): 
   status,
 });
 
-export const tenantService = (name: string, annotations: Record<string, string> = {}, ingress?: string): V1Service => ({
+/** A tenant LoadBalancer Service as the apiserver stores it: its IP families set (IPv4 unless given). */
+export const tenantService = (name: string, annotations: Record<string, string> = {}, ingress?: string, ipFamilies: ('IPv4' | 'IPv6')[] = ['IPv4']): V1Service => ({
   apiVersion: 'v1',
   kind: 'Service',
   metadata: { name, namespace: 'tenant-a', annotations },
-  spec: { type: 'LoadBalancer', ports: [{ port: 80 }] },
+  spec: { type: 'LoadBalancer', ports: [{ port: 80 }], ipFamilies, ipFamilyPolicy: ipFamilies.length > 1 ? 'RequireDualStack' : 'SingleStack' },
   ...(ingress ? { status: { loadBalancer: { ingress: [{ ip: ingress }] } } } : {}),
 });
 

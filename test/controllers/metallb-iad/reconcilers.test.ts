@@ -5,6 +5,7 @@ import { boundAddress, boundClaim, pendingClaim, PH, publicClass, tenantService,
 const PIN = 'metallb.io/loadBalancerIPs';
 const MARKER = 'metallb.drivers.local.sdn.cozystack.io/pinned';
 const CLAIM = 'local.sdn.cozystack.io/ip-address-claim';
+const CARRIER = 'metallb.drivers.local.sdn.cozystack.io/carrier';
 
 describe('class controller', () => {
   it('1. renders the pool (autoAssign false, owned by the class) and the advertisement', async () => {
@@ -13,7 +14,12 @@ describe('class controller', () => {
     await w.reconcileClass();
     const pool = w.cluster.pools.get('IPAddressPool/iad-public')!;
     expect(pool.metadata).toMatchObject({ name: 'iad-public', namespace: 'metallb-system', ownerReferences: [{ kind: 'IPAddressClass', name: 'public' }] });
-    expect(pool.spec).toEqual({ addresses: ['203.0.113.0/29', '2001:db8::/126'], autoAssign: false });
+    expect(pool.spec).toEqual({
+      addresses: ['203.0.113.0/29', '2001:db8::/126'],
+      autoAssign: false,
+      // Only the driver's carriers may hold its IPs: an unlabelled Service loses one, an admin's pin gets none.
+      serviceAllocation: { serviceSelectors: [{ matchLabels: { [CARRIER]: 'true' } }] },
+    });
     expect(w.cluster.pools.get('L2Advertisement/iad-public')!.spec).toEqual({ ipAddressPools: ['iad-public'] });
   });
 
@@ -329,15 +335,35 @@ describe('IPAddress controller', () => {
     );
   });
 
-  it('2. an address associated with a live Service drops its hold', async () => {
+  it('2. an address associated with a Service that names its claim and is pinned to it drops its hold', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    w.cluster.putClaim(boundClaim());
     w.cluster.putAddress(boundAddress());
     await w.reconcileAddress();
-    w.cluster.putService(tenantService('web-lb'));
     w.cluster.putAddress(boundAddress({ phase: 'Bound', associatedTo: { kind: 'Service', namespace: 'tenant-a', name: 'web-lb' } }));
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
+    await w.reconcileAddress();
+    expect(w.cluster.placeholders()).toHaveLength(1); // not pinned yet: the hold stays until the Service asks for the IP
+    w.cluster.putService({ ...tenantService('web-lb', { [CLAIM]: 'web', [PIN]: '203.0.113.1', [MARKER]: 'true' }), metadata: { name: 'web-lb', namespace: 'tenant-a', labels: { [CARRIER]: 'true' }, annotations: { [CLAIM]: 'web', [PIN]: '203.0.113.1', [MARKER]: 'true' } } });
     await w.reconcileAddress();
     expect(w.cluster.placeholders()).toEqual([]);
+  });
+
+  it('an association that no longer holds: held again first, and cleared only once the Service has let the IP go', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(boundClaim());
+    w.cluster.putAddress(boundAddress({ phase: 'Bound', associatedTo: { kind: 'Service', namespace: 'tenant-a', name: 'web-lb' } }));
+    // The tenant switched the Service to another claim; MetalLB has not taken the IP back yet.
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'other' }, '203.0.113.1'));
+    await w.reconcileAddress();
+    expect(w.cluster.placeholders().map((p) => p.metadata?.annotations?.[PIN])).toEqual(['203.0.113.1']);
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo?.name).toBe('web-lb');
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'other' }));
+    await w.reconcileAddress();
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toBeUndefined();
+    expect(w.cluster.placeholders()).toHaveLength(1);
   });
 
   it('3. a stale association is cleared and the address re-held', async () => {
@@ -357,7 +383,7 @@ describe('IPAddress controller', () => {
     expect(w.cluster.placeholders()).toEqual([]);
   });
 
-  it('5. teardown: holds deleted, pin removed from the holder, finalizer released', async () => {
+  it('5. teardown: holds deleted, the Service pass unpins the holder, then the finalizer is released', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
     // As an informer lists it: items of a list carry no kind or apiVersion.
@@ -367,6 +393,9 @@ describe('IPAddress controller', () => {
     await w.reconcileAddress(); // a hold exists
     w.cluster.putAddress(boundAddress({ phase: 'Bound', associatedTo: { kind: 'Service', namespace: 'tenant-a', name: 'web-lb' } }));
     w.cluster.deleteAddressRequest('ip-203-0-113-1');
+    expect(await w.reconcileAddress()).toEqual({ requeueAfterMs: expect.any(Number) });
+    expect(w.cluster.address('ip-203-0-113-1')!.metadata.finalizers).toHaveLength(1); // the Service still pins its IP
+    await w.reconcileService('web-lb');
     await w.reconcileAddress();
     expect(w.cluster.address('ip-203-0-113-1')).toBeUndefined();
     expect(w.cluster.placeholders()).toEqual([]);
@@ -435,11 +464,12 @@ describe('Service controller', () => {
     expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations).toMatchObject({ [PIN]: '203.0.113.1', [MARKER]: 'true' });
     expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toEqual({ kind: 'Service', namespace: 'tenant-a', name: 'web-lb' });
     expect(w.cluster.placeholders()).toEqual([]);
-    // The handoff order: the address is never unclaimed by both holder and workload before the pin.
+    // The handoff order: the Service asks for the IP before the hold lets it go, so MetalLB hands it
+    // straight over and no one else can take it in between.
     expect(w.cluster.log.map((l) => l.split(' ')[0] + ' ' + l.split(' ')[1])).toEqual([
       'status IPAddress/ip-203-0-113-1',
-      `delete Service/${PH}/iad-ip-203-0-113-1`,
       'update Service/tenant-a/web-lb',
+      `delete Service/${PH}/iad-ip-203-0-113-1`,
     ]);
   });
 
@@ -469,6 +499,9 @@ describe('Service controller', () => {
     w.cluster.putService(tenantService('web-lb', { [PIN]: '203.0.113.1', [MARKER]: 'true' }));
     await w.reconcileService('web-lb');
     expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations).toEqual({});
+    // Held first: the hold waits for the IP the Service is giving up.
+    expect(w.cluster.placeholders().map((p) => p.metadata?.annotations?.[PIN])).toEqual(['203.0.113.1']);
+    await w.reconcileAddress();
     expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toBeUndefined();
     expect(w.cluster.address('ip-203-0-113-1')!.spec.claimRef?.name).toBe('web');
   });
@@ -492,9 +525,9 @@ describe('Service controller', () => {
     w.cluster.putService({ ...service, spec: { ...service.spec, type: 'ClusterIP' } });
     await w.reconcileService('web-lb');
     expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations).toEqual({ [CLAIM]: 'web' });
-    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toBeUndefined();
-    await w.reconcileAddress();
     expect(w.cluster.placeholders().map((p) => p.metadata?.annotations?.[PIN])).toEqual(['203.0.113.1']);
+    await w.reconcileAddress();
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toBeUndefined();
   });
 
   it('5. a hand-written pin without the marker is never touched', async () => {
@@ -550,7 +583,10 @@ describe('Service controller', () => {
     w.cluster.putClaim(pendingClaim());
     w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
     await w.reconcileService('web-lb');
-    expect(w.events.events).toEqual([expect.objectContaining({ type: 'Normal', reason: 'ClaimNotBound' })]);
+    expect(w.events.events).toEqual([
+      expect.objectContaining({ object: 'Service/web-lb', type: 'Normal', reason: 'ClaimNotBound' }),
+      expect.objectContaining({ object: 'IPAddressClaim/web', type: 'Normal', reason: 'ClaimNotBound', message: expect.stringContaining('Service tenant-a/web-lb') }),
+    ]);
   });
 
   it('a Dual claim pins v4 first, then v6', async () => {
@@ -559,7 +595,7 @@ describe('Service controller', () => {
     w.cluster.putClaim({ ...boundClaim(), spec: { className: 'public', family: 'Dual' }, status: { phase: 'Bound', className: 'public', addresses: [{ name: 'ip-2001-db8--1', address: '2001:db8::1' }, { name: 'ip-203-0-113-1', address: '203.0.113.1' }] } });
     w.cluster.putAddress(boundAddress());
     w.cluster.putAddress({ ...boundAddress(), metadata: { name: 'ip-2001-db8--1', uid: 'u6' }, spec: { ...boundAddress().spec, address: '2001:db8::1' } });
-    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }, undefined, ['IPv4', 'IPv6']));
     await w.reconcileService('web-lb');
     expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations?.[PIN]).toBe('203.0.113.1,2001:db8::1');
   });
@@ -570,11 +606,12 @@ describe('Service controller', () => {
     w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
     w.cluster.failNext = 'update Service/tenant-a/web-lb';
     await expect(w.reconcileService('web-lb')).rejects.toThrow('simulated crash');
-    // The address pass in between must not re-hold an address whose live holder is recorded.
+    // The address pass in between keeps the hold (the Service does not ask for the IP yet) and makes no second one.
     await w.reconcileAddress();
-    expect(w.cluster.placeholders()).toEqual([]);
+    expect(w.cluster.placeholders()).toHaveLength(1);
     await w.reconcileService('web-lb');
     expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations?.[PIN]).toBe('203.0.113.1');
+    expect(w.cluster.placeholders()).toEqual([]);
   });
 });
 
@@ -613,7 +650,7 @@ describe('update conflicts (a stale resourceVersion is refused, as by the apiser
     await w.reconcileService('web-lb');
     const service = w.cluster.service('tenant-a', 'web-lb')!;
     expect(service.metadata?.annotations).toMatchObject({ [PIN]: '203.0.113.1', [MARKER]: 'true' });
-    expect(service.metadata?.labels).toEqual({ team: 'blue' });
+    expect(service.metadata?.labels).toEqual({ team: 'blue', [CARRIER]: 'true' });
     expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toEqual({ kind: 'Service', namespace: 'tenant-a', name: 'web-lb' });
   });
 

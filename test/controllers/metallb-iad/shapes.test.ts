@@ -62,7 +62,7 @@ describe('names and shapes', () => {
       'metallb.drivers.local.sdn.cozystack.io/claim-namespace': 'tenant-a',
       'metallb.drivers.local.sdn.cozystack.io/claim-name': 'web',
     });
-    expect(s.metadata?.labels).toEqual({ 'metallb.drivers.local.sdn.cozystack.io/placeholder': 'true' });
+    expect(s.metadata?.labels).toEqual({ 'metallb.drivers.local.sdn.cozystack.io/placeholder': 'true', 'metallb.drivers.local.sdn.cozystack.io/carrier': 'true' });
     expect(s.spec?.selector).toBeUndefined();
     expect(s.spec?.allocateLoadBalancerNodePorts).toBe(false);
     expect(s.spec?.ipFamilies).toEqual(['IPv4']);
