@@ -19,3 +19,8 @@ export const ADDRESS_PROTECTION_FINALIZER = `${GROUP}/address-protection`;
 export const METALLB_PROVISIONER = `metallb.drivers.${GROUP}`;
 /** The MetalLB driver's finalizer on every IPAddress it creates. */
 export const METALLB_TEARDOWN_FINALIZER = `${METALLB_PROVISIONER}/teardown`;
+/**
+ * The MetalLB driver's label on every Service it lets carry an address of its pools; the pools admit
+ * no other Service. The driver's and the fence's contract: only the driver may set it in tenant namespaces.
+ */
+export const METALLB_CARRIER_LABEL = `${METALLB_PROVISIONER}/carrier`;

@@ -5,7 +5,10 @@
  * Service a specific address or pool. Tenants ask for an address through
  * `local.sdn.cozystack.io/ip-address-claim` instead.
  *
- * Removing a fenced annotation stays allowed: dropping a pin never grants an
+ * The driver's carrier label is fenced alike: its pools admit only Services
+ * that carry it.
+ *
+ * Removing a fenced annotation or label stays allowed: dropping a pin never grants an
  * address, only gives one up (the driver re-pins while the claim annotation
  * stays), and refusing it would break `kubectl replace` of a tenant's own manifest.
  * An unchanged value always passes, so a tenant can still edit the rest of a
@@ -13,7 +16,7 @@
  */
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import { Construct } from 'constructs';
-import { IP_ADDRESS_CLAIM_ANNOTATION } from '../../api/v1alpha1/well-known.js';
+import { IP_ADDRESS_CLAIM_ANNOTATION, METALLB_CARRIER_LABEL } from '../../api/v1alpha1/well-known.js';
 import { Helm, type HelmOperand } from '../helm/expr.js';
 import { templatedObject } from '../helm/templated-object.js';
 
@@ -42,6 +45,13 @@ export const FENCED_ANNOTATIONS = [
  */
 export const FENCED_RESOURCES = ['services', 'services/status'] as const;
 
+/**
+ * Labels that make MetalLB hand a Service an address: the driver's pools
+ * admit only Services with the carrier label (`serviceAllocation`), so a
+ * tenant who could set it could ask one of those pools for an IP.
+ */
+export const FENCED_LABELS = [METALLB_CARRIER_LABEL] as const;
+
 /** The policy's validations: a fenced key may only keep its old value (or go away). */
 export const FENCE_VALIDATIONS: readonly { expression: string; messageExpression: string; reason: 'Forbidden' }[] = [
   ...FENCED_ANNOTATIONS.map((key) => ({
@@ -50,6 +60,15 @@ export const FENCE_VALIDATIONS: readonly { expression: string; messageExpression
       `(${cel(key)} in variables.oldAnnotations && variables.oldAnnotations[${cel(key)}] == variables.annotations[${cel(key)}])`,
     messageExpression:
       `"only the metallb-iad driver may set or change the annotation ${key} on Services in namespace " + ` +
+      `object.metadata.namespace + ${cel(hint())}`,
+    reason: 'Forbidden' as const,
+  })),
+  ...FENCED_LABELS.map((key) => ({
+    expression:
+      `!(${cel(key)} in variables.labels) || ` +
+      `(${cel(key)} in variables.oldLabels && variables.oldLabels[${cel(key)}] == variables.labels[${cel(key)}])`,
+    messageExpression:
+      `"only the metallb-iad driver may set or change the label ${key} on Services in namespace " + ` +
       `object.metadata.namespace + ${cel(hint())}`,
     reason: 'Forbidden' as const,
   })),
@@ -107,6 +126,11 @@ export class MetallbAddressPolicy extends Construct {
             name: 'oldAnnotations',
             expression:
               'oldObject != null && has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}',
+          },
+          { name: 'labels', expression: 'has(object.metadata.labels) ? object.metadata.labels : {}' },
+          {
+            name: 'oldLabels',
+            expression: 'oldObject != null && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}',
           },
           // spec.loadBalancerIP is fenced too: MetalLB v0.16.1 still assigns it
           // (getDesiredLbIPs in controller/service.go falls back to

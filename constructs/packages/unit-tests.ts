@@ -168,7 +168,7 @@ export function fenceSuite(release: Release, driver: FenceExpectation): UnitTest
         ],
       },
       ...FENCE_VALIDATIONS.map((validation, index) => ({
-        it: `compares old and new value: ${validation.messageExpression.match(/may set or change (the annotation )?(\S+)/)?.[2]}`,
+        it: `compares old and new value: ${validation.messageExpression.match(/may set or change (the annotation |the label )?(\S+)/)?.[2]}`,
         documentSelector: policy,
         asserts: [{ equal: { path: `spec.validations[${index}]`, value: validation } }],
       })),

@@ -60,7 +60,8 @@ function ownVerdict(cluster: Reader, service: V1Service): Verdict {
   if (!claim || claim.metadata.deletionTimestamp) {
     return { ok: false, refusal: { reason: 'ClaimNotFound', message: `IPAddressClaim ${namespace}/${claimName} not found` } };
   }
-  if (claim.metadata.annotations?.[PROVISIONER_ANNOTATION] !== DRIVER) {
+  const provisioner = claim.metadata.annotations?.[PROVISIONER_ANNOTATION];
+  if (provisioner !== undefined && provisioner !== DRIVER) {
     return { ok: false }; // another driver's claim: its driver answers
   }
   const entries = claim.status?.addresses ?? [];

@@ -3,10 +3,10 @@ import type { IPAddress } from '../../api/v1alpha1/index.js';
 import { familyOf } from '../../api/ip.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { isAlreadyExists } from '../runtime/kube.js';
-import { holdPlaceholderName } from './names.js';
+import { allocationPlaceholderName, holdPlaceholderName } from './names.js';
 import { isPlaceholder, placeholderService } from './placeholders.js';
 import type { DriverStore } from './store.js';
-import { CARRIER_LABEL, CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION } from './well-known.js';
+import { CARRIER_LABEL } from './well-known.js';
 
 /**
  * Makes sure a pinned placeholder holds the address. Made before a Service
@@ -27,11 +27,12 @@ export async function ensureHold(cluster: DriverStore, events: EventRecorder, ad
   if (holds.length > 0) {
     return;
   }
-  const ref = address.spec.claimRef;
-  const ownAllocation = cluster.servicesWithIp(address.spec.address).some((s) => {
-    const annotations = s.metadata?.annotations;
-    return isPlaceholder(s, cluster.placeholderNamespace) && annotations?.[CLAIM_NAMESPACE_ANNOTATION] === ref?.namespace && annotations?.[CLAIM_NAME_ANNOTATION] === ref?.name;
-  });
+  // Its own claim's allocation placeholder (named by the claim's UID, not its reusable name).
+  const uid = address.spec.claimRef?.uid;
+  const allocation = uid ? allocationPlaceholderName(uid, family) : undefined;
+  const ownAllocation = cluster
+    .servicesWithIp(address.spec.address)
+    .some((s) => isPlaceholder(s, cluster.placeholderNamespace) && s.metadata?.name === allocation);
   if (ownAllocation) {
     return; // its claim's allocation placeholder holds it already; the claim pass links it
   }

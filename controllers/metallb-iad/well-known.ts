@@ -3,7 +3,7 @@
  * writes (docs/driver.md). Placeholders carry the driver's; tenant Services get
  * MetalLB's pin.
  */
-import { METALLB_PROVISIONER } from '../../api/v1alpha1/index.js';
+import { METALLB_CARRIER_LABEL, METALLB_PROVISIONER } from '../../api/v1alpha1/index.js';
 
 export const DRIVER = METALLB_PROVISIONER;
 export const PLACEHOLDER_LABEL = `${DRIVER}/placeholder`;
@@ -19,4 +19,4 @@ export const POOL_ANNOTATION = 'metallb.io/address-pool';
  * (`serviceAllocation.serviceSelectors`), so taking it off makes MetalLB give the IP up, and a pin
  * the driver did not make gets nothing from a pool of ours (docs/driver.md, "Release").
  */
-export const CARRIER_LABEL = `${DRIVER}/carrier`;
+export const CARRIER_LABEL = METALLB_CARRIER_LABEL;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { FENCED_ANNOTATIONS, POLICY_NAME } from '../../../constructs/packages/metallb-address-policy.js';
+import { FENCED_ANNOTATIONS, FENCED_LABELS, POLICY_NAME } from '../../../constructs/packages/metallb-address-policy.js';
 import { renderChart, type KubeObject } from '../../support/helm.js';
 import { synthesizedArtifact } from '../../support/synth.js';
 import { admit } from '../../support/vap.js';
@@ -18,6 +18,9 @@ function service(namespace: string, annotations?: Record<string, string>, spec: 
     spec: { type: 'LoadBalancer', ports: [{ port: 80 }], ...spec },
   };
 }
+
+const CARRIER = 'metallb.drivers.local.sdn.cozystack.io/carrier';
+const labelled = <T extends { metadata: object }>(object: T, label: string): T => ({ ...object, metadata: { ...object.metadata, labels: { [label]: 'true' } } });
 
 describe('the MetalLB annotation fence', () => {
   let policy: KubeObject & { spec: any }; // any: rendered policy JSON, read field by field
@@ -82,6 +85,11 @@ describe('the MetalLB annotation fence', () => {
       true,
     ],
     ['remove a pin', service('tenant-a'), service('tenant-a', pin), TENANT, true],
+    ['create with the carrier label', labelled(service('tenant-a'), CARRIER), null, TENANT, false],
+    ['introduce the carrier label on update', labelled(service('tenant-a'), CARRIER), service('tenant-a'), TENANT, false],
+    ['keep the carrier label the driver set', labelled(service('tenant-a', { team: 'web' }), CARRIER), labelled(service('tenant-a'), CARRIER), TENANT, true],
+    ['remove the carrier label', service('tenant-a'), labelled(service('tenant-a'), CARRIER), TENANT, true],
+    ['the driver labels', labelled(service('tenant-a'), CARRIER), service('tenant-a'), DRIVER, 'not-matched'],
     ['the driver pins', service('tenant-a', pin), service('tenant-a'), DRIVER, 'not-matched'],
     ['another namespace', service('cozy-system', pin), null, TENANT, 'not-matched'],
     ['a namespace that only contains "tenant-"', service('my-tenant-a', pin), null, TENANT, 'not-matched'],
@@ -108,6 +116,19 @@ describe('the MetalLB annotation fence', () => {
         ],
       });
     }
+  });
+
+  it('names the carrier label and the namespace when it denies', () => {
+    expect(FENCED_LABELS).toEqual([CARRIER]);
+    const verdict = admit(policy, { object: labelled(service('tenant-b'), CARRIER), oldObject: null, username: TENANT });
+    expect(verdict).toEqual({
+      matched: true,
+      allowed: false,
+      messages: [
+        `only the metallb-iad driver may set or change the label ${CARRIER} on Services in namespace tenant-b; ` +
+          'ask for an address with the annotation local.sdn.cozystack.io/ip-address-claim instead',
+      ],
+    });
   });
 
   it('follows a driver ServiceAccount set in values', () => {
