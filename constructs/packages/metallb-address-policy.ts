@@ -54,24 +54,8 @@ export const FENCED_LABELS = [METALLB_CARRIER_LABEL] as const;
 
 /** The policy's validations: a fenced key may only keep its old value (or go away). */
 export const FENCE_VALIDATIONS: readonly { expression: string; messageExpression: string; reason: 'Forbidden' }[] = [
-  ...FENCED_ANNOTATIONS.map((key) => ({
-    expression:
-      `!(${cel(key)} in variables.annotations) || ` +
-      `(${cel(key)} in variables.oldAnnotations && variables.oldAnnotations[${cel(key)}] == variables.annotations[${cel(key)}])`,
-    messageExpression:
-      `"only the metallb-iad driver may set or change the annotation ${key} on Services in namespace " + ` +
-      `object.metadata.namespace + ${cel(hint())}`,
-    reason: 'Forbidden' as const,
-  })),
-  ...FENCED_LABELS.map((key) => ({
-    expression:
-      `!(${cel(key)} in variables.labels) || ` +
-      `(${cel(key)} in variables.oldLabels && variables.oldLabels[${cel(key)}] == variables.labels[${cel(key)}])`,
-    messageExpression:
-      `"only the metallb-iad driver may set or change the label ${key} on Services in namespace " + ` +
-      `object.metadata.namespace + ${cel(hint())}`,
-    reason: 'Forbidden' as const,
-  })),
+  ...FENCED_ANNOTATIONS.map((key) => keptOnly('annotation', key)),
+  ...FENCED_LABELS.map((key) => keptOnly('label', key)),
   {
     expression: 'variables.loadBalancerIP == "" || variables.loadBalancerIP == variables.oldLoadBalancerIP',
     messageExpression:
@@ -80,6 +64,18 @@ export const FENCE_VALIDATIONS: readonly { expression: string; messageExpression
     reason: 'Forbidden',
   },
 ];
+
+/** A metadata key that may only keep its old value, or go away. */
+function keptOnly(what: 'annotation' | 'label', key: string) {
+  const [now, before] = what === 'annotation' ? ['variables.annotations', 'variables.oldAnnotations'] : ['variables.labels', 'variables.oldLabels'];
+  return {
+    expression: `!(${cel(key)} in ${now}) || (${cel(key)} in ${before} && ${before}[${cel(key)}] == ${now}[${cel(key)}])`,
+    messageExpression:
+      `"only the metallb-iad driver may set or change the ${what} ${key} on Services in namespace " + ` +
+      `object.metadata.namespace + ${cel(hint())}`,
+    reason: 'Forbidden' as const,
+  };
+}
 
 /** Only tenant namespaces are fenced; `cozy-*` namespaces are trusted, as in Cozystack's own policies. */
 export const TENANT_NAMESPACE_CONDITION = { name: 'tenant-namespace', expression: 'object.metadata.namespace.startsWith("tenant-")' };

@@ -201,7 +201,12 @@ export class DriverClaimReconciler {
     }
     for (const ip of ingressIps(placeholder)) {
       const address = this.store.address(ipObjectName(ip));
-      if (address?.spec.claimRef?.namespace === namespace && address.spec.claimRef.name === name) {
+      const ref = address?.spec.claimRef;
+      const family = familyOf(ip);
+      // The claim that made this placeholder, by UID (its name): a claim of the same name made
+      // earlier or later is another claim.
+      const sameClaim = ref?.namespace === namespace && ref.name === name && (!ref.uid || (family && allocationPlaceholderName(ref.uid, family) === placeholder.metadata?.name));
+      if (sameClaim) {
         return address;
       }
     }
