@@ -29,14 +29,17 @@ export function driverPin(service: V1Service): string[] {
   return annotations[PINNED_ANNOTATION] === 'true' && annotations[PIN_ANNOTATION] ? annotations[PIN_ANNOTATION].split(',') : [];
 }
 
-/** Whether the Service carries exactly this pin of the driver's, with the carrier label (none of it for `pin` ''). */
+/**
+ * Whether the Service carries exactly this pin of the driver's, with the carrier label; for `pin`
+ * '', whether it carries no pin of the driver's. Without the driver's marker nothing on it is the
+ * driver's: a label or pin an admin wrote is left for Conflict detection to report, never undone.
+ */
 export function pinnedAs(service: V1Service, pin: string): boolean {
   const annotations = service.metadata?.annotations ?? {};
-  const labelled = service.metadata?.labels?.[CARRIER_LABEL] === 'true';
   if (!pin) {
-    return annotations[PINNED_ANNOTATION] !== 'true' && !labelled;
+    return annotations[PINNED_ANNOTATION] !== 'true';
   }
-  return annotations[PIN_ANNOTATION] === pin && annotations[PINNED_ANNOTATION] === 'true' && labelled;
+  return annotations[PIN_ANNOTATION] === pin && annotations[PINNED_ANNOTATION] === 'true' && service.metadata?.labels?.[CARRIER_LABEL] === 'true';
 }
 
 /** The Service pinned by the driver to these IPs, and admitted by the class's pool. */
@@ -57,10 +60,11 @@ export function withPin(service: V1Service, pin: string): V1Service {
  * (the pool admits no Service without it).
  */
 export function withoutPin(service: V1Service): V1Service {
-  const annotations = { ...service.metadata?.annotations };
-  if (annotations[PINNED_ANNOTATION] === 'true') {
-    delete annotations[PIN_ANNOTATION]; // a pin without the marker is not the driver's
+  if (service.metadata?.annotations?.[PINNED_ANNOTATION] !== 'true') {
+    return service; // without the marker, neither pin nor label is the driver's
   }
+  const annotations = { ...service.metadata?.annotations };
+  delete annotations[PIN_ANNOTATION];
   delete annotations[PINNED_ANNOTATION];
   const labels = { ...service.metadata?.labels };
   delete labels[CARRIER_LABEL];

@@ -216,19 +216,24 @@ const noHolds = async (claim: string) => {
 
 const HANDOFF: Step[] = [
   {
-    name: 'association recorded, the hold not yet released',
+    name: 'association recorded, the Service not yet pinned',
     victim: 'driver',
     service: true,
-    fence: { apiGroup: '', resource: 'services', operation: 'DELETE', when: `request.namespace == "${PLACEHOLDERS}"` },
+    fence: { apiGroup: '', resource: 'services', operation: 'UPDATE', when: `request.namespace == "${NAMESPACE}"` },
     reached: async (claim) => (await addressOf(claim))?.status?.associatedTo?.name === serviceName(claim),
     then: noHolds,
   },
   {
-    name: 'hold released, the tenant Service not yet pinned (the gap)',
+    // The Service already asks MetalLB for the IP while the hold still has it: no gap in which
+    // the IP is free.
+    name: 'Service pinned, the hold not yet released',
     victim: 'driver',
     service: true,
-    fence: { apiGroup: '', resource: 'services', operation: 'UPDATE', when: `request.namespace == "${NAMESPACE}"` },
-    reached: async (claim) => (await holdsOfClaim(claim)).length === 0,
+    fence: { apiGroup: '', resource: 'services', operation: 'DELETE', when: `request.namespace == "${PLACEHOLDERS}"` },
+    reached: async (claim) => {
+      const svc = await platform.admin.core.readNamespacedService({ name: serviceName(claim), namespace: NAMESPACE });
+      return Boolean(svc.metadata?.annotations?.[PIN]) && (await holdsOfClaim(claim)).length === 1;
+    },
     then: noHolds,
   },
 ];

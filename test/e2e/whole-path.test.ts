@@ -193,14 +193,27 @@ describe('the whole path', () => {
     recordScenario('Lost on pool change, recovered');
   });
 
-  it('an admin-made offender on a bound IP puts the address in Conflict, cleared when the offender goes', async () => {
+  it('an admin-made offender on a bound IP: a plain pin gets nothing from the class pool; one with the carrier label puts the address in Conflict, cleared when it goes', async () => {
     // The offender can only get the IP while nothing holds it: stop the driver, drop the hold, pin a Service to it.
     driver.process.process.kill('SIGKILL');
     await new Promise((r) => driver.process.process.once('exit', r));
     for (const placeholder of await placeholdersOf(addressName)) {
       await admin.core.deleteNamespacedService({ name: placeholder.metadata!.name!, namespace: PLACEHOLDERS });
     }
-    const offender: k8s.V1Service = { metadata: { name: 'offender', namespace: 'default', annotations: { 'metallb.io/loadBalancerIPs': ip } }, spec: { type: 'LoadBalancer', ports: [{ port: 80 }] } };
+    // A pin without the driver's carrier label: the class pool admits no such Service, and MetalLB says why on it.
+    const plain: k8s.V1Service = { metadata: { name: 'plain-pin', namespace: 'default', annotations: { 'metallb.io/loadBalancerIPs': ip } }, spec: { type: 'LoadBalancer', ports: [{ port: 80 }] } };
+    await admin.core.createNamespacedService({ namespace: 'default', body: plain });
+    await waitFor('MetalLB refuses the plain pin', async () => {
+      const events = await admin.core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=plain-pin' });
+      return events.items.some((e) => e.reason === 'AllocationFailed' && /not compatible/.test(e.message ?? ''));
+    }, 30_000);
+    expect(await ingress('plain-pin', 'default')).toEqual([]);
+    await admin.core.deleteNamespacedService({ name: 'plain-pin', namespace: 'default' });
+    // An admin who copies the driver's label too (what admission cannot stop) gets the IP: reconciliation catches it.
+    const offender: k8s.V1Service = {
+      metadata: { name: 'offender', namespace: 'default', labels: { 'metallb.drivers.local.sdn.cozystack.io/carrier': 'true' }, annotations: { 'metallb.io/loadBalancerIPs': ip } },
+      spec: { type: 'LoadBalancer', ports: [{ port: 80 }] },
+    };
     await admin.core.createNamespacedService({ namespace: 'default', body: offender });
     await waitFor('MetalLB gives the offender the IP', async () => (await ingress('offender', 'default')).includes(ip), 30_000);
     driver = await platform.startDriver('metallb-iad-after-theft');
@@ -208,7 +221,7 @@ describe('the whole path', () => {
     // Events are written after the status, asynchronously.
     await waitFor('a Conflict event on the address', async () => {
       const events = await admin.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${addressName}` });
-      return events.items.some((e) => e.reason === 'Conflict');
+      return events.items.some((e) => e.reason === 'Conflict' && (e.message ?? '').includes('Service default/offender'));
     });
     expect((await getClaim('web-again')).status?.phase).toBe('Bound'); // Conflict is not Lost: the binding stands
     await admin.core.deleteNamespacedService({ name: 'offender', namespace: 'default' });
@@ -217,7 +230,7 @@ describe('the whole path', () => {
       const [hold] = await placeholdersOf(addressName);
       return (hold?.status?.loadBalancer?.ingress ?? []).some((i) => i.ip === ip);
     }, 60_000);
-    recordScenario('admin-made offender → Conflict → cleared');
+    recordScenario('admin-made offender: a plain pin refused by MetalLB; a labelled one → Conflict → cleared');
   });
 
   it('under Delete, deleting the claim tears down the placeholder and the IPAddress', async () => {

@@ -133,6 +133,17 @@ describe('the release sequence', () => {
   });
 });
 
+describe('what is not the driver’s', () => {
+  it('an admin’s pin with the carrier label, without the driver’s marker, is never undone: the IP it carries is a Conflict', async () => {
+    const w = bound();
+    const thief = tenantService('thief', { [PIN]: '203.0.113.1' }, '203.0.113.1');
+    w.cluster.putService({ ...thief, metadata: { ...thief.metadata, namespace: 'default', labels: { [CARRIER]: 'true' } } });
+    await w.reconcileService('thief', 'default');
+    expect(w.cluster.log.filter((l) => l.startsWith('update Service'))).toEqual([]);
+    expect(w.cluster.address('ip-203-0-113-1')!.status?.phase).toBe('Conflict');
+  });
+});
+
 describe('an allocation handed an IP the books give to another', () => {
   it('gives it back, makes that address’s hold, and asks again only once the hold has the IP', async () => {
     const w = world();
