@@ -1,0 +1,86 @@
+/**
+ * Randomized histories: for each fixed seed, a hundred operations drawn from
+ * a seeded PRNG (claims and Services made, re-pointed, retyped and deleted,
+ * names reused, Services of the wrong family, the admin pinning Services by
+ * hand, kill -9 of either controller, an apiserver restart) against one
+ * platform with the core and the driver running. Every ten operations, and at
+ * the end, the ledger is let go quiet and the invariants of
+ * support/histories/invariants.ts are checked; a violation that persists past
+ * the settle time fails the seed with the seed, the violation and the last
+ * operations before it. Between seeds everything is deleted again (a leak
+ * fails the seed too), so the next seed reuses the same names.
+ *
+ *   HISTORY_SEEDS=7,8   run these seeds instead of the fixed ones
+ *   HISTORY_OPS=300     operations per seed
+ *   HISTORY_VERBOSE=1   print every seed's whole history, passed or not
+ *
+ * `npm run soak` runs the same generator and checker for as long as asked.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPlatform, type Platform } from './support/platform.js';
+import { Controllers } from './support/histories/controllers.js';
+import { failed, formatReport, TAIL } from './support/histories/report.js';
+import { resetWorld } from './support/histories/reset.js';
+import { DEFAULT_TIMING, runHistory } from './support/histories/runner.js';
+import { SERVICE_CIDRS, setUpWorld } from './support/histories/world.js';
+import { recordFault, recordScenario } from './support/summary.js';
+
+const SEEDS = process.env.HISTORY_SEEDS ? process.env.HISTORY_SEEDS.split(',').map((s) => Number(s.trim())) : [11, 23, 37, 41, 53];
+const OPERATIONS = Number(process.env.HISTORY_OPS ?? 100);
+const CHECK_EVERY = 10;
+/** No operation of a seed starts after this long; the last checkpoint and the cleanup follow. */
+const SEED_BUDGET_MS = 105_000;
+/** quiet 3 s (at most 30 s), then violations get 60 s to clear. */
+const TIMING = DEFAULT_TIMING;
+/** How long the cleanup between seeds may take before what is left counts as a leak. */
+const RESET_MS = 60_000;
+const SEED_TIMEOUT_MS = SEED_BUDGET_MS + TIMING.quietMaxMs + TIMING.settleMs + RESET_MS + 120_000;
+
+if (SEEDS.some((s) => !Number.isInteger(s) || s < 0 || s > 0xffffffff) || !(OPERATIONS > 0)) {
+  throw new Error(`HISTORY_SEEDS must be comma-separated integers in 0..2^32-1 and HISTORY_OPS a positive number (got ${process.env.HISTORY_SEEDS}, ${process.env.HISTORY_OPS})`);
+}
+
+let platform: Platform;
+let controllers: Controllers;
+
+beforeAll(async () => {
+  platform = await startPlatform([], SERVICE_CIDRS);
+  await setUpWorld(platform);
+  controllers = new Controllers(platform);
+  await controllers.start();
+}, 600_000);
+
+afterAll(async () => {
+  await platform?.stop();
+});
+
+describe('randomized histories', () => {
+  for (const seed of SEEDS) {
+    it(
+      `seed ${seed}: ${OPERATIONS} operations keep the ledger's invariants`,
+      async () => {
+        let leaks: string[] = [];
+        let report;
+        try {
+          report = await runHistory(
+            { platform, controllers },
+            { seed, operations: OPERATIONS, checkEvery: CHECK_EVERY, deadline: Date.now() + SEED_BUDGET_MS, faults: true, timing: TIMING, keepGoing: false },
+          );
+        } finally {
+          // Also after a history that threw: the next seed starts from nothing either way.
+          leaks = await resetWorld(platform, RESET_MS);
+        }
+        for (const e of report.history.filter((e) => /^kill -9|^restart kube-apiserver/.test(e.text))) {
+          recordFault(`history seed ${seed}: ${e.text.split(' → ')[0]}`);
+        }
+        const text = formatReport(report, leaks, `HISTORY_SEEDS=${seed} HISTORY_OPS=${OPERATIONS} npx vitest run --config vitest.e2e.config.ts test/e2e/histories.test.ts`);
+        process.stdout.write(process.env.HISTORY_VERBOSE ? `${text}\n${report.history.slice(0, -TAIL).map((e) => `  ${e.index || 'check'} ${e.text}`).join('\n')}\n` : `${text.split('\n')[0]}\n`);
+        if (failed(report, leaks)) {
+          expect.fail(text);
+        }
+        recordScenario(`history seed ${seed}: ${report.operations} operations, ${report.faults} faults, invariants held`);
+      },
+      SEED_TIMEOUT_MS,
+    );
+  }
+});

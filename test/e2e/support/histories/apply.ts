@@ -1,0 +1,137 @@
+/**
+ * Runs one operation against the cluster as the admin and says what came of
+ * it. An API refusal (409, 404, 422, ...) or a connection error during an
+ * apiserver restart is an outcome to record, not a failure: random operations
+ * often ask for what cannot be done. Only a fault that cannot be carried out
+ * (a controller that does not start again) throws.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { familyOf } from '../../../../api/ip.js';
+import { createClaim, crd, type Cr, type Platform } from '../platform.js';
+import type { Controllers } from './controllers.js';
+import { isFault, type Operation, type Stack } from './operations.js';
+import { ADMIN_NAMESPACE, CLAIM_ANNOTATION, METALLB_PIN } from './world.js';
+
+export interface Target {
+  readonly platform: Platform;
+  readonly controllers: Controllers;
+}
+
+const STACKS: Record<Stack, Pick<k8s.V1ServiceSpec, 'ipFamilyPolicy' | 'ipFamilies'>> = {
+  v4: { ipFamilyPolicy: 'SingleStack', ipFamilies: ['IPv4'] },
+  v6: { ipFamilyPolicy: 'SingleStack', ipFamilies: ['IPv6'] },
+  dual: { ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv4', 'IPv6'] },
+  'prefer-dual': { ipFamilyPolicy: 'PreferDualStack', ipFamilies: ['IPv4', 'IPv6'] },
+};
+
+/** A selectorless LoadBalancer Service with one port: nothing runs behind it, MetalLB only assigns. */
+function loadBalancer(namespace: string, name: string, stack: Stack, annotations: Record<string, string>): k8s.V1Service {
+  return { metadata: { name, namespace, annotations }, spec: { type: 'LoadBalancer', ports: [{ port: 80, protocol: 'TCP' }], ...STACKS[stack] } };
+}
+
+/** A JSON merge patch of a Service: only the fields named change, so the driver's pin is never rewritten by us. */
+function mergePatch(platform: Platform, namespace: string, name: string, patch: { annotations?: Record<string, string | null>; type?: string }) {
+  const body = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    // A null annotation removes the key in a merge patch; KubernetesObject's type has no room for null.
+    metadata: { name, namespace, ...(patch.annotations ? { annotations: patch.annotations as Record<string, string> } : {}) },
+    ...(patch.type ? { spec: { type: patch.type } } : {}),
+  };
+  return platform.admin.objects.patch(body, undefined, undefined, 'histories', undefined, k8s.PatchStrategy.MergePatch);
+}
+
+const byName = (a: Cr, b: Cr) => a.metadata.name!.localeCompare(b.metadata.name!);
+const listAddresses = async (platform: Platform) =>
+  ((await platform.admin.custom.listClusterCustomObject(crd('ipaddresses'))) as { items: Cr[] }).items.filter((a) => !a.metadata.deletionTimestamp).sort(byName);
+
+/** Applies the operation; the outcome is `ok`, `ok: <what>`, `skipped: <why>`, or the refusal. */
+export async function applyOperation(target: Target, op: Operation): Promise<string> {
+  if (isFault(op)) {
+    return run(target, op); // a controller or apiserver that does not come back ends the history
+  }
+  try {
+    return await run(target, op);
+  } catch (error) {
+    return refusal(error);
+  }
+}
+
+async function run({ platform, controllers }: Target, op: Operation): Promise<string> {
+  const { admin } = platform;
+  switch (op.kind) {
+    case 'createClaim':
+      await createClaim(admin, op.name, { className: op.className, family: op.family }, op.namespace);
+      return 'ok';
+    case 'deleteClaim':
+      await admin.custom.deleteNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: op.namespace, name: op.name });
+      return 'ok';
+    case 'createService':
+      await admin.core.createNamespacedService({
+        namespace: op.namespace,
+        body: loadBalancer(op.namespace, op.name, op.stack, op.claim ? { [CLAIM_ANNOTATION]: op.claim } : {}),
+      });
+      return 'ok';
+    case 'deleteService':
+      await admin.core.deleteNamespacedService({ namespace: op.namespace, name: op.name });
+      return 'ok';
+    case 'annotate':
+      await mergePatch(platform, op.namespace, op.name, { annotations: { [CLAIM_ANNOTATION]: op.claim } });
+      return 'ok';
+    case 'unannotate':
+      await mergePatch(platform, op.namespace, op.name, { annotations: { [CLAIM_ANNOTATION]: null } });
+      return 'ok';
+    case 'setType':
+      // The apiserver drops the node ports and the like itself when a LoadBalancer becomes a ClusterIP.
+      await mergePatch(platform, op.namespace, op.name, { type: op.type });
+      return 'ok';
+    case 'adminPin': {
+      const addresses = await listAddresses(platform);
+      if (addresses.length === 0) {
+        return 'skipped: no IPAddress to pin';
+      }
+      const address = addresses[op.pick % addresses.length]!;
+      const ip = address.spec.address as string;
+      await admin.core.createNamespacedService({
+        namespace: ADMIN_NAMESPACE,
+        body: loadBalancer(ADMIN_NAMESPACE, op.name, familyOf(ip) === 'IPv6' ? 'v6' : 'v4', { [METALLB_PIN]: ip }),
+      });
+      return `ok: pinned to ${ip} (${address.metadata.name}, ${address.status?.phase ?? 'no phase'})`;
+    }
+    case 'adminUnpin':
+      await admin.core.deleteNamespacedService({ namespace: ADMIN_NAMESPACE, name: op.name });
+      return 'ok';
+    case 'adminDeleteReleased': {
+      const released = (await listAddresses(platform)).filter((a) => a.status?.phase === 'Released');
+      if (released.length === 0) {
+        return 'skipped: nothing Released';
+      }
+      const address = released[op.pick % released.length]!;
+      await admin.custom.deleteClusterCustomObject({ ...crd('ipaddresses'), name: address.metadata.name! });
+      return `ok: deleted ${address.metadata.name}`;
+    }
+    case 'kill':
+      return `ok: ${await controllers.kill(op.victim)}`;
+    case 'restartApiserver':
+      await platform.cluster.restartApiserver();
+      return 'ok';
+  }
+}
+
+/** `HTTP 409 AlreadyExists: <message>`, or the first line of a connection error. */
+export function refusal(error: unknown): string {
+  if (error instanceof k8s.ApiException) {
+    const body = parseStatus(error.body);
+    return `HTTP ${error.code}${body.reason ? ` ${body.reason}` : ''}${body.message ? `: ${body.message}` : ''}`;
+  }
+  return `error: ${String((error as Error)?.message ?? error).split('\n')[0]}`;
+}
+
+function parseStatus(body: unknown): { reason?: string; message?: string } {
+  try {
+    const status = (typeof body === 'string' ? JSON.parse(body) : body) as { reason?: string; message?: string } | null;
+    return { reason: status?.reason, message: status?.message?.slice(0, 200) };
+  } catch {
+    return { message: String(body).slice(0, 200) };
+  }
+}

@@ -1,0 +1,301 @@
+/**
+ * The invariants a settled ledger keeps, judged on one snapshot (plus what
+ * earlier snapshots showed Released). Pure and deterministic: the same
+ * snapshots give the same violations, in the same order.
+ *
+ *   1  no IP is carried by two Services
+ *   2  a Bound claim has exactly one address per requested family (none of another), each inside
+ *      its class's ranges, and its status lists exactly those
+ *   3  every recorded address (not being deleted, not Lost) is carried by exactly one Service: its
+ *      hold, or the tenant Service its associatedTo names, which names its claim, Bound to it
+ *   4  no IP of a class is carried outside the books: a placeholder carries only the IP of the
+ *      address it is linked to, any other Service only an address associated to it; the admin's
+ *      hand-pinned Services are the one exception, and a theft must show as the address's
+ *      Conflict (a Conflict with no thief is a violation too)
+ *   5  a Released address stays Released, bound to the same (deleted) claim, and only its hold
+ *      carries its IP
+ *   6  no claim is left unbound while its class has room for every family it still misses
+ */
+import { familyOf, parseRange, rangeContains, type Family, type IpRange } from '../../../../api/ip.js';
+import { requestedFamilies } from '../../../../api/v1alpha1/index.js';
+import type { AddressView, ClaimView, ServiceView, Snapshot } from './snapshot.js';
+import { ADMIN_NAMESPACE } from './world.js';
+
+export const INVARIANTS = {
+  1: 'one Service per IP',
+  2: 'a Bound claim has one address per family, inside its class',
+  3: 'every recorded address is carried exactly once, by its hold or its associated Service',
+  4: 'no class IP is carried outside the books (admin pins show as Conflict)',
+  5: 'a Released address stays Released, carried only by its hold',
+  6: 'no claim waits while its class has room',
+} as const;
+export type InvariantId = keyof typeof INVARIANTS;
+
+export interface Violation {
+  readonly invariant: InvariantId;
+  /** The object at fault, e.g. `IPAddress ip-203-0-113-4` or `IPAddressClaim tenant-a/web`. */
+  readonly object: string;
+  readonly detail: string;
+}
+
+export const violationKey = (v: Violation) => `${v.invariant} ${v.object}: ${v.detail}`;
+export const formatViolation = (v: Violation) => `invariant ${v.invariant} (${INVARIANTS[v.invariant]}): ${v.object}: ${v.detail}`;
+
+/** What earlier snapshots showed Released, by the address's own UID (a re-created address is another). */
+export class ReleasedMemory {
+  private readonly seen = new Map<string, { name: string; claimUid?: string }>();
+
+  /** Remembers every address Released in this snapshot and forgets those that are gone. */
+  observe(snapshot: Snapshot): void {
+    const live = new Set(snapshot.addresses.map((a) => a.uid));
+    for (const uid of [...this.seen.keys()]) {
+      if (!live.has(uid)) {
+        this.seen.delete(uid);
+      }
+    }
+    for (const a of snapshot.addresses) {
+      if (a.phase === 'Released' && !this.seen.has(a.uid)) {
+        this.seen.set(a.uid, { name: a.name, ...(a.claimRef?.uid ? { claimUid: a.claimRef.uid } : {}) });
+      }
+    }
+  }
+
+  get(uid: string): { name: string; claimUid?: string } | undefined {
+    return this.seen.get(uid);
+  }
+}
+
+const svcName = (s: Pick<ServiceView, 'namespace' | 'name'>) => `${s.namespace}/${s.name}`;
+const addressObject = (a: AddressView) => `IPAddress ${a.name} (${a.ip})`;
+const claimObject = (c: ClaimView) => `IPAddressClaim ${c.namespace}/${c.name} (uid ${c.uid.slice(0, 8)})`;
+
+interface Ledger {
+  readonly snapshot: Snapshot;
+  readonly ranges: ReadonlyMap<string, readonly IpRange[]>;
+  readonly carriers: ReadonlyMap<string, readonly ServiceView[]>;
+  readonly addressByIp: ReadonlyMap<string, readonly AddressView[]>;
+  readonly claimByUid: ReadonlyMap<string, ClaimView>;
+  readonly claimByName: ReadonlyMap<string, ClaimView>;
+  /** IPs the admin's hand-pinned Services carry. */
+  readonly stolen: ReadonlySet<string>;
+}
+
+function ledgerOf(snapshot: Snapshot): Ledger {
+  const ranges = new Map<string, IpRange[]>();
+  for (const c of snapshot.classes) {
+    ranges.set(c.name, c.addresses.map(parseRange).filter((r): r is IpRange => typeof r !== 'string'));
+  }
+  const carriers = new Map<string, ServiceView[]>();
+  for (const s of snapshot.services) {
+    for (const ip of s.ingress) {
+      carriers.set(ip, [...(carriers.get(ip) ?? []), s]);
+    }
+  }
+  const addressByIp = new Map<string, AddressView[]>();
+  for (const a of snapshot.addresses) {
+    addressByIp.set(a.ip, [...(addressByIp.get(a.ip) ?? []), a]);
+  }
+  const stolen = new Set(snapshot.services.filter(isAdmin).flatMap((s) => s.ingress));
+  return {
+    snapshot,
+    ranges,
+    carriers,
+    addressByIp,
+    claimByUid: new Map(snapshot.claims.map((c) => [c.uid, c])),
+    claimByName: new Map(snapshot.claims.map((c) => [`${c.namespace}/${c.name}`, c])),
+    stolen,
+  };
+}
+
+const isAdmin = (s: ServiceView) => s.namespace === ADMIN_NAMESPACE;
+
+/**
+ * The claim an address is bound to: by claimRef UID; an empty UID (a driver's pre-binding) is
+ * the live claim of that name (docs/binding.md).
+ */
+function claimOf(ledger: Ledger, a: AddressView): ClaimView | undefined {
+  const ref = a.claimRef;
+  if (!ref) {
+    return undefined;
+  }
+  return ref.uid ? ledger.claimByUid.get(ref.uid) : ledger.claimByName.get(`${ref.namespace}/${ref.name}`);
+}
+
+const inRanges = (ranges: readonly IpRange[] | undefined, ip: string) => (ranges ?? []).some((r) => rangeContains(r, ip));
+const inAnyClass = (ledger: Ledger, ip: string) => [...ledger.ranges.values()].some((r) => inRanges(r, ip));
+
+export function checkInvariants(snapshot: Snapshot, released: ReleasedMemory): Violation[] {
+  const ledger = ledgerOf(snapshot);
+  return [...oneCarrierPerIp(ledger), ...boundClaims(ledger), ...carriedOnce(ledger), ...noneOutsideBooks(ledger), ...releasedStays(ledger, released), ...noWaitingWithRoom(ledger)];
+}
+
+function* oneCarrierPerIp(ledger: Ledger): Generator<Violation> {
+  for (const [ip, services] of [...ledger.carriers].sort(([a], [b]) => a.localeCompare(b))) {
+    if (services.length > 1) {
+      yield { invariant: 1, object: `IP ${ip}`, detail: `carried by ${services.map(svcName).join(' and ')}` };
+    }
+  }
+}
+
+function* boundClaims(ledger: Ledger): Generator<Violation> {
+  for (const c of ledger.snapshot.claims) {
+    if (c.phase !== 'Bound' || c.deleting) {
+      continue;
+    }
+    const mine = ledger.snapshot.addresses.filter((a) => !a.deleting && claimOf(ledger, a) === c);
+    const requested = requestedFamilies(c.family) ?? [];
+    for (const family of requested) {
+      const n = mine.filter((a) => familyOf(a.ip) === family).length;
+      if (n !== 1) {
+        yield { invariant: 2, object: claimObject(c), detail: `Bound with ${n} ${family} addresses (${mine.map((a) => a.name).join(', ') || 'none'})` };
+      }
+    }
+    for (const a of mine) {
+      const family = familyOf(a.ip);
+      if (!family || !requested.includes(family)) {
+        yield { invariant: 2, object: claimObject(c), detail: `holds ${a.name}, of a family it did not ask for (${c.family ?? 'IPv4'})` };
+      }
+      if (!inRanges(ledger.ranges.get(c.className ?? ''), a.ip) || a.className !== c.className) {
+        yield { invariant: 2, object: claimObject(c), detail: `holds ${a.name} (${a.ip}, class ${a.className}), outside its class ${c.className}` };
+      }
+    }
+    const listed = mine.map((a) => a.name).sort();
+    if (listed.join(',') !== c.addresses.join(',')) {
+      yield { invariant: 2, object: claimObject(c), detail: `status lists [${c.addresses.join(', ')}], the ledger binds [${listed.join(', ')}]` };
+    }
+  }
+}
+
+/** Why a Service may not carry this address; undefined when it may. */
+function carrierProblem(ledger: Ledger, a: AddressView, s: ServiceView): string | undefined {
+  if (s.placeholder) {
+    return s.link === a.name ? undefined : `placeholder ${svcName(s)} is not its hold (linked to ${s.link ?? 'nothing'})`;
+  }
+  const to = a.associatedTo;
+  if (!to || to.kind !== 'Service' || to.namespace !== s.namespace || to.name !== s.name) {
+    return `${svcName(s)} is not the Service it is associated to (${to ? `${to.namespace}/${to.name}` : 'none'})`;
+  }
+  const claim = claimOf(ledger, a);
+  if (!a.claimRef || s.namespace !== a.claimRef.namespace || s.claim !== a.claimRef.name) {
+    return `${svcName(s)} names claim ${s.claim ?? '(none)'}, not its claim ${a.claimRef ? `${a.claimRef.namespace}/${a.claimRef.name}` : '(none)'}`;
+  }
+  if (!claim || claim.deleting || claim.phase !== 'Bound' || !claim.addresses.includes(a.name)) {
+    return `${svcName(s)} names claim ${a.claimRef.name}, which is ${claim ? `${claim.deleting ? 'being deleted, ' : ''}${claim.phase ?? 'Pending'}${claim.addresses.includes(a.name) ? '' : ' without this address'}` : 'gone (another UID)'}`;
+  }
+  return undefined;
+}
+
+function* carriedOnce(ledger: Ledger): Generator<Violation> {
+  for (const a of ledger.snapshot.addresses) {
+    if (a.deleting || a.phase === 'Lost' || ledger.stolen.has(a.ip)) {
+      continue; // a stolen address is judged by invariant 4
+    }
+    const carriers = ledger.carriers.get(a.ip) ?? [];
+    if (carriers.length === 0) {
+      const holds = ledger.snapshot.services.filter((s) => s.placeholder && s.link === a.name).map(svcName);
+      yield {
+        invariant: 3,
+        object: addressObject(a),
+        detail: `carried by no Service (phase ${a.phase ?? 'none'}, associatedTo ${a.associatedTo ? `${a.associatedTo.namespace}/${a.associatedTo.name}` : 'none'}, holds waiting: ${holds.join(', ') || 'none'})`,
+      };
+      continue;
+    }
+    for (const s of carriers) {
+      const problem = carrierProblem(ledger, a, s);
+      if (problem) {
+        yield { invariant: 3, object: addressObject(a), detail: `carried by ${svcName(s)}, but ${problem}` };
+      }
+    }
+  }
+}
+
+function* noneOutsideBooks(ledger: Ledger): Generator<Violation> {
+  for (const s of ledger.snapshot.services) {
+    for (const ip of s.ingress) {
+      if (!inAnyClass(ledger, ip)) {
+        continue;
+      }
+      const recorded = (ledger.addressByIp.get(ip) ?? []).filter((a) => !a.deleting);
+      if (isAdmin(s)) {
+        // The admin took a class IP by hand: the address it belongs to must say so.
+        for (const a of recorded.filter((a) => a.phase !== 'Conflict')) {
+          yield { invariant: 4, object: addressObject(a), detail: `the admin's Service ${svcName(s)} carries its IP, yet it is ${a.phase ?? 'without phase'}, not Conflict` };
+        }
+        continue;
+      }
+      if (s.placeholder) {
+        const linked = ledger.snapshot.addresses.find((a) => a.name === s.link);
+        if (linked?.ip !== ip) {
+          yield { invariant: 4, object: `Service ${svcName(s)}`, detail: `placeholder carries ${ip} for no IPAddress of that IP (linked to ${s.link ?? 'nothing'})` };
+        }
+        continue;
+      }
+      if (recorded.length === 0) {
+        yield { invariant: 4, object: `Service ${svcName(s)}`, detail: `carries ${ip}, which no IPAddress records` };
+      } else if (!recorded.some((a) => a.associatedTo?.kind === 'Service' && a.associatedTo.namespace === s.namespace && a.associatedTo.name === s.name)) {
+        yield { invariant: 4, object: `Service ${svcName(s)}`, detail: `carries ${ip} of ${recorded.map((a) => a.name).join(', ')}, which is not associated to it` };
+      }
+    }
+  }
+  for (const a of ledger.snapshot.addresses) {
+    if (a.phase === 'Conflict' && !a.deleting && !ledger.stolen.has(a.ip)) {
+      const thieves = (ledger.carriers.get(a.ip) ?? []).filter((s) => !s.placeholder && carrierProblem(ledger, a, s) !== undefined);
+      if (thieves.length === 0) {
+        yield { invariant: 4, object: addressObject(a), detail: 'Conflict, but no Service carries its IP without authorization' };
+      }
+    }
+  }
+}
+
+function* releasedStays(ledger: Ledger, released: ReleasedMemory): Generator<Violation> {
+  for (const a of ledger.snapshot.addresses) {
+    if (a.deleting) {
+      continue;
+    }
+    const before = released.get(a.uid);
+    const stolen = ledger.stolen.has(a.ip);
+    if (before && a.phase !== 'Released' && !(stolen && a.phase === 'Conflict')) {
+      yield { invariant: 5, object: addressObject(a), detail: `was Released, is now ${a.phase ?? 'without phase'} (claimRef ${a.claimRef ? `${a.claimRef.namespace}/${a.claimRef.name}` : 'none'})` };
+    }
+    if (before?.claimUid && a.claimRef?.uid !== before.claimUid) {
+      yield { invariant: 5, object: addressObject(a), detail: `was Released by claim uid ${before.claimUid.slice(0, 8)}, now bound to ${a.claimRef?.uid?.slice(0, 8) ?? 'no uid'}` };
+    }
+    if ((a.phase === 'Released' || before) && !stolen) {
+      for (const s of ledger.carriers.get(a.ip) ?? []) {
+        if (!(s.placeholder && s.link === a.name)) {
+          yield { invariant: 5, object: addressObject(a), detail: `Released, yet carried by ${svcName(s)}` };
+        }
+      }
+    }
+  }
+}
+
+/** Free IPs of a family in a class: not recorded by any address and not taken by the admin. */
+function room(ledger: Ledger, className: string, family: Family): number {
+  const ranges = (ledger.ranges.get(className) ?? []).filter((r) => (r.family === 4 ? 'IPv4' : 'IPv6') === family);
+  const size = ranges.reduce((n, r) => n + Number(r.last - r.first + 1n), 0);
+  const taken = new Set([...ledger.addressByIp.keys(), ...ledger.stolen].filter((ip) => inRanges(ranges, ip)));
+  return size - taken.size;
+}
+
+function* noWaitingWithRoom(ledger: Ledger): Generator<Violation> {
+  for (const c of ledger.snapshot.claims) {
+    if (c.phase === 'Bound' || c.deleting || !c.className || !ledger.ranges.has(c.className)) {
+      continue;
+    }
+    const requested = requestedFamilies(c.family) ?? [];
+    const covered = new Set(ledger.snapshot.addresses.filter((a) => !a.deleting && claimOf(ledger, a) === c).map((a) => familyOf(a.ip)));
+    const missing = requested.filter((f) => !covered.has(f));
+    const rooms = missing.map((f) => [f, room(ledger, c.className!, f)] as const);
+    if (rooms.every(([, n]) => n > 0)) {
+      yield {
+        invariant: 6,
+        object: claimObject(c),
+        detail:
+          missing.length === 0
+            ? `${c.phase ?? 'Pending'} although an address of every family it asks (${requested.join(', ')}) is recorded for it`
+            : `${c.phase ?? 'Pending'} while class ${c.className} has room: ${rooms.map(([f, n]) => `${n} free ${f}`).join(', ')}`,
+      };
+    }
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * What the invariants look at, read through the admin client: claims,
+ * addresses, Services and classes, narrowed to the fields that matter and
+ * sorted, so that a snapshot is plain data the checker judges alone and its
+ * fingerprint changes exactly when the ledger does.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import { canonicalIp } from '../../../../api/ip.js';
+import { crd, LINK_LABEL, PLACEHOLDERS, type Cr, type Platform } from '../platform.js';
+import { CLAIM_ANNOTATION, METALLB_PIN } from './world.js';
+
+export interface ClaimView {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+  readonly deleting: boolean;
+  readonly phase?: string;
+  /** status.className, else spec.className. */
+  readonly className?: string;
+  readonly family?: string;
+  /** status.addresses[].name */
+  readonly addresses: readonly string[];
+}
+
+export interface AddressView {
+  readonly name: string;
+  readonly uid: string;
+  /** Canonical text. */
+  readonly ip: string;
+  readonly className: string;
+  readonly deleting: boolean;
+  readonly phase?: string;
+  readonly claimRef?: { readonly namespace: string; readonly name: string; readonly uid?: string };
+  readonly associatedTo?: { readonly kind: string; readonly namespace: string; readonly name: string };
+}
+
+export interface ServiceView {
+  readonly namespace: string;
+  readonly name: string;
+  readonly type: string;
+  readonly deleting: boolean;
+  /** The claim annotation. */
+  readonly claim?: string;
+  readonly pin?: string;
+  /** In the driver's namespace: the IPAddress its link label names. */
+  readonly link?: string;
+  readonly placeholder: boolean;
+  /** status.loadBalancer.ingress IPs, canonical. */
+  readonly ingress: readonly string[];
+}
+
+export interface ClassView {
+  readonly name: string;
+  readonly addresses: readonly string[];
+}
+
+export interface Snapshot {
+  readonly claims: readonly ClaimView[];
+  readonly addresses: readonly AddressView[];
+  readonly services: readonly ServiceView[];
+  readonly classes: readonly ClassView[];
+}
+
+const canonical = (ip: string) => canonicalIp(ip) ?? ip;
+const byKey = <T extends { namespace?: string; name: string }>(a: T, b: T) =>
+  `${a.namespace ?? ''}/${a.name}`.localeCompare(`${b.namespace ?? ''}/${b.name}`);
+
+export function claimView(c: Cr): ClaimView {
+  return {
+    namespace: c.metadata.namespace!,
+    name: c.metadata.name!,
+    uid: c.metadata.uid!,
+    deleting: Boolean(c.metadata.deletionTimestamp),
+    phase: c.status?.phase,
+    className: c.status?.className || c.spec.className,
+    family: c.spec.family,
+    addresses: ((c.status?.addresses ?? []) as { name: string }[]).map((a) => a.name).sort(),
+  };
+}
+
+export function addressView(a: Cr): AddressView {
+  const ref = a.spec.claimRef as AddressView['claimRef'];
+  const to = a.status?.associatedTo as AddressView['associatedTo'];
+  return {
+    name: a.metadata.name!,
+    uid: a.metadata.uid!,
+    ip: canonical(a.spec.address),
+    className: a.spec.className,
+    deleting: Boolean(a.metadata.deletionTimestamp),
+    phase: a.status?.phase,
+    ...(ref ? { claimRef: { namespace: ref.namespace, name: ref.name, ...(ref.uid ? { uid: ref.uid } : {}) } } : {}),
+    ...(to ? { associatedTo: { kind: to.kind, namespace: to.namespace, name: to.name } } : {}),
+  };
+}
+
+export function serviceView(s: k8s.V1Service): ServiceView {
+  const annotations = s.metadata?.annotations ?? {};
+  const placeholder = s.metadata?.namespace === PLACEHOLDERS;
+  const link = placeholder ? s.metadata?.labels?.[LINK_LABEL] : undefined;
+  return {
+    namespace: s.metadata!.namespace!,
+    name: s.metadata!.name!,
+    type: s.spec?.type ?? 'ClusterIP',
+    deleting: Boolean(s.metadata?.deletionTimestamp),
+    ...(annotations[CLAIM_ANNOTATION] !== undefined ? { claim: annotations[CLAIM_ANNOTATION] } : {}),
+    ...(annotations[METALLB_PIN] !== undefined ? { pin: annotations[METALLB_PIN] } : {}),
+    ...(link ? { link } : {}),
+    placeholder,
+    ingress: (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter((ip): ip is string => Boolean(ip)).map(canonical).sort(),
+  };
+}
+
+export async function readSnapshot(admin: Platform['admin']): Promise<Snapshot> {
+  const [claims, addresses, classes, services] = await Promise.all([
+    admin.custom.listClusterCustomObject(crd('ipaddressclaims')) as Promise<{ items: Cr[] }>,
+    admin.custom.listClusterCustomObject(crd('ipaddresses')) as Promise<{ items: Cr[] }>,
+    admin.custom.listClusterCustomObject(crd('ipaddressclasses')) as Promise<{ items: Cr[] }>,
+    admin.core.listServiceForAllNamespaces(),
+  ]);
+  return {
+    claims: claims.items.map(claimView).sort(byKey),
+    addresses: addresses.items.map(addressView).sort(byKey),
+    services: services.items.map(serviceView).sort(byKey),
+    classes: classes.items.map((c) => ({ name: c.metadata.name!, addresses: [...((c.spec.parameters?.addresses ?? []) as string[])] })).sort(byKey),
+  };
+}
+
+/** Changes exactly when something a check reads changes (not on Events, condition times or resourceVersions). */
+export function fingerprint(snapshot: Snapshot): string {
+  return JSON.stringify(snapshot);
+}
