@@ -4,6 +4,8 @@
  * says WaitingForProvisioning). See docs/binding.md.
  */
 
+import type { Condition } from './types.js';
+
 export const CONDITION = {
   /** Whether the claim's class is known: named and found, or the one default. */
   classResolved: 'ClassResolved',
@@ -30,3 +32,21 @@ export const BOUND_REASON = {
   /** The core waits for the class's driver to provision; drivers key on this reason. */
   waitingForProvisioning: 'WaitingForProvisioning',
 } as const;
+
+/**
+ * A condition as it should now read: its transition time kept while its
+ * status stays what it was, set to `now` when the status changes.
+ */
+export function nextCondition(
+  previous: readonly Condition[] | undefined,
+  next: { type: string; status: Condition['status']; reason: string; message: string },
+  now: string,
+  generation?: number,
+): Condition {
+  const old = previous?.find((c) => c.type === next.type);
+  return {
+    ...next,
+    lastTransitionTime: old && old.status === next.status ? old.lastTransitionTime : now,
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+  };
+}

@@ -7,12 +7,12 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { API_VERSION } from './group.js';
 import type { IPAddressSpec, IPAddressStatus } from './schema/ipaddress.js';
 import type { IPAddressClaimSpec, IPAddressClaimStatus } from './schema/ipaddressclaim.js';
-import type { IPAddressClassSpec } from './schema/ipaddressclass.js';
+import type { IPAddressClassSpec, IPAddressClassStatus } from './schema/ipaddressclass.js';
 
 export type { Condition } from './schema/condition.js';
 export type { AddressSource, AssociatedTo, ClaimRef, IPAddressSpec, IPAddressStatus } from './schema/ipaddress.js';
 export type { BoundAddress, IPAddressClaimSpec, IPAddressClaimStatus } from './schema/ipaddressclaim.js';
-export type { IPAddressClassSpec, ReclaimPolicy } from './schema/ipaddressclass.js';
+export type { IPAddressClassSpec, IPAddressClassStatus, ReclaimPolicy } from './schema/ipaddressclass.js';
 
 export interface IPAddress {
   apiVersion: typeof API_VERSION;
@@ -35,4 +35,5 @@ export interface IPAddressClass {
   kind: 'IPAddressClass';
   metadata: V1ObjectMeta;
   spec: IPAddressClassSpec;
+  status?: IPAddressClassStatus;
 }

@@ -36,8 +36,9 @@ export function metallbIadDefaults(image: ImagePin = IMAGES.metallbIad): Metallb
 }
 
 /**
- * Cluster-wide: read claims and classes, provision addresses, render MetalLB
- * pools, and pin tenant Services (any namespace) through update/patch.
+ * Cluster-wide: read claims and classes (and write the classes' status),
+ * provision addresses, render MetalLB pools, read MetalLB's configuration
+ * state, and pin tenant Services (any namespace) through update/patch.
  * Creating and deleting Services is narrowed to the placeholder namespace.
  */
 export const METALLB_IAD_RULES: readonly RbacRule[] = [
@@ -49,12 +50,14 @@ export const METALLB_IAD_RULES: readonly RbacRule[] = [
     resources: ['ipaddresses'],
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
   },
-  { apiGroup: GROUP, resources: ['ipaddresses/status'], verbs: ['get', 'patch', 'update'] },
+  { apiGroup: GROUP, resources: ['ipaddresses/status', 'ipaddressclasses/status'], verbs: ['get', 'patch', 'update'] },
   {
     apiGroup: 'metallb.io',
     resources: ['ipaddresspools', 'l2advertisements'],
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
   },
+  // MetalLB's own word on whether it applies its configuration, said on every served class.
+  { apiGroup: 'metallb.io', resources: ['configurationstates'], verbs: ['get', 'list', 'watch'] },
 ];
 
 export const PLACEHOLDER_RULES: readonly RbacRule[] = [

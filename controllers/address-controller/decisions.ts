@@ -9,6 +9,7 @@ import {
   CLASS_RESOLUTION,
   CONDITION,
   DEFAULT_CLASS_ANNOTATION,
+  nextCondition,
   type ClassResolutionFailure,
   type AddressPhase,
   type Condition,
@@ -102,19 +103,8 @@ export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInp
   const previous = claim.status ?? {};
   const generation = claim.metadata.generation;
   const conditions: Condition[] = [];
-  const keep = (type: string) => previous.conditions?.find((c) => c.type === type);
-  const condition = (type: string, status: 'True' | 'False', reason: string, message: string): Condition => {
-    const old = keep(type);
-    const unchanged = old && old.status === status;
-    return {
-      type,
-      status,
-      reason,
-      message,
-      lastTransitionTime: unchanged ? old.lastTransitionTime : now,
-      ...(generation !== undefined ? { observedGeneration: generation } : {}),
-    };
-  };
+  const condition = (type: string, status: 'True' | 'False', reason: string, message: string): Condition =>
+    nextCondition(previous.conditions, { type, status, reason, message }, now, generation);
 
   let className = previous.className;
   if (inputs.resolution?.ok) {
@@ -123,7 +113,7 @@ export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInp
   } else if (inputs.resolution) {
     conditions.push(condition(CONDITION.classResolved, 'False', inputs.resolution.reason, inputs.resolution.message));
   } else {
-    const old = keep(CONDITION.classResolved);
+    const old = previous.conditions?.find((c) => c.type === CONDITION.classResolved);
     if (old) {
       conditions.push(old);
     }

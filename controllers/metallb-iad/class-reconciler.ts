@@ -1,11 +1,16 @@
-/** Renders one IPAddressPool (autoAssign false) and L2Advertisement per served class (docs/driver.md). */
+/**
+ * Renders one IPAddressPool (autoAssign false) and L2Advertisement per served
+ * class, never one that would overlap another pool, and says on the class
+ * whether it could and whether MetalLB applies it (docs/driver.md, "The class").
+ */
 import type { ReconcileResult } from '../runtime/controller.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
-import type { IPAddressClass } from '../../api/v1alpha1/index.js';
+import { GROUP, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import { deepEqual } from '../runtime/equal.js';
 import { renderBackend } from './backend.js';
 import { parseClassParameters, servedBy } from './class-parameters.js';
-import { rangesOverlap, type IpRange } from '../../api/ip.js';
+import { BACKEND_REASON, classConditions, configurationVerdict, sameConditions, type BackendVerdict } from './class-status.js';
+import { parseRange, rangesOverlap, type IpRange } from '../../api/ip.js';
 import type { DriverStore, MetallbObject } from './store.js';
 import { CARRIER_LABEL } from './well-known.js';
 
@@ -28,12 +33,18 @@ function owns(current: MetallbObject | undefined, desired: MetallbObject): boole
   return (desired.metadata.ownerReferences ?? []).every((o) => uids.has(o.uid));
 }
 
+/** A MetalLB object some IPAddressClass owns: the driver's. Anything else is an admin's, never written. */
+export function ownedByAClass(object: MetallbObject): boolean {
+  return (object.metadata.ownerReferences ?? []).some((o) => o.kind === 'IPAddressClass' && o.apiVersion.startsWith(`${GROUP}/`));
+}
+
 export class ClassReconciler {
   private readonly reported = new Map<string, string>();
 
   constructor(
     private readonly store: DriverStore,
     private readonly events: EventRecorder,
+    private readonly now: () => string = () => new Date().toISOString(),
   ) {}
 
   async reconcile(name: string): Promise<ReconcileResult | void> {
@@ -41,34 +52,56 @@ export class ClassReconciler {
     if (!ipClass || ipClass.metadata.deletionTimestamp || !servedBy(ipClass)) {
       return; // the pool and advertisement go with the class (ownerReferences)
     }
+    let verdict: BackendVerdict = { reason: BACKEND_REASON.poolWritten, message: '' };
+    try {
+      const outcome = await this.render(ipClass);
+      verdict = outcome.verdict;
+      return outcome.result;
+    } catch (error) {
+      verdict = { reason: BACKEND_REASON.backendFailed, message: (error as Error).message };
+      throw error;
+    } finally {
+      await this.writeStatus(ipClass, verdict);
+    }
+  }
+
+  private async render(ipClass: IPAddressClass): Promise<{ verdict: BackendVerdict; result?: ReconcileResult }> {
+    const name = ipClass.metadata.name!;
     const parameters = parseClassParameters(ipClass);
     if (!parameters.ok) {
       // Nothing is written: a half-written pool would be worse than none.
-      if (this.reported.get(name) !== parameters.message) {
-        this.reported.set(name, parameters.message);
-        this.events.event(ipClass, 'Warning', 'InvalidClassParameters', parameters.message);
-      }
-      return;
+      return { verdict: this.refuse(ipClass, BACKEND_REASON.invalidClassParameters, parameters.message) };
     }
     const rival = this.overlapping(ipClass, parameters.ranges);
     if (rival) {
       // The class that holds the range first keeps it; nothing of its reservations moves.
       const message = `parameters.addresses overlap those of IPAddressClass "${rival}", which serves them already; no pool written`;
-      if (this.reported.get(name) !== message) {
-        this.reported.set(name, message);
-        this.events.event(ipClass, 'Warning', 'OverlappingClassParameters', message);
-      }
-      return;
+      return { verdict: this.refuse(ipClass, BACKEND_REASON.overlappingClassParameters, message) };
     }
-    this.reported.delete(name);
+    const foreign = this.foreignOverlap(parameters.ranges);
+    if (foreign) {
+      // MetalLB refuses a configuration with overlapping pools and then ignores every later change.
+      const message =
+        `parameters.addresses overlap IPAddressPool ${foreign.metadata.namespace}/${foreign.metadata.name}, which is not this driver's; ` +
+        `MetalLB would refuse both and stop applying any configuration, so no pool is written (the pool in place, if any, is kept as it is)`;
+      return { verdict: this.refuse(ipClass, BACKEND_REASON.overlapsForeignPool, message) };
+    }
     const carriersOnly = this.carriersLabelled(name);
     const { pool, advertisement } = renderBackend(ipClass, this.store.metallbNamespace, parameters.addresses, carriersOnly);
+    const pairs = [
+      [pool, this.store.pool(name)],
+      [advertisement, this.store.advertisement(name)],
+    ] as const;
+    const squatter = pairs.find(([, current]) => current && !ownedByAClass(current));
+    if (squatter) {
+      const [, current] = squatter;
+      const message = `${current!.kind ?? 'object'} ${current!.metadata.namespace}/${current!.metadata.name} exists and is not this driver's; it is left alone, and no pool is written`;
+      return { verdict: this.refuse(ipClass, BACKEND_REASON.poolNotOwned, message) };
+    }
+    this.reported.delete(name);
     try {
       // Written only when the cache differs from what the class renders: a pass that changes nothing costs no request.
-      for (const [desired, current] of [
-        [pool, this.store.pool(name)],
-        [advertisement, this.store.advertisement(name)],
-      ] as const) {
+      for (const [desired, current] of pairs) {
         if (!rendersAs(current, desired) || !owns(current, desired)) {
           await this.store.apply(desired, current);
         }
@@ -77,7 +110,25 @@ export class ClassReconciler {
       // E.g. MetalLB's CRDs not installed, or a namespace that does not exist.
       warnAndRethrow(this.events, ipClass, 'BackendFailed', `could not write the MetalLB pool and advertisement ${pool.metadata.name} in ${pool.metadata.namespace}`, error);
     }
-    return carriersOnly ? undefined : { requeueAfterMs: CARRIER_LABEL_RECHECK_MS };
+    const verdict = { reason: BACKEND_REASON.poolWritten, message: `IPAddressPool and L2Advertisement ${pool.metadata.namespace}/${pool.metadata.name} serve ${parameters.addresses.join(', ')}` };
+    return { verdict, result: carriersOnly ? undefined : { requeueAfterMs: CARRIER_LABEL_RECHECK_MS } };
+  }
+
+  /** A refusal: one Warning Event per distinct message (the condition carries it for as long as it holds). */
+  private refuse(ipClass: IPAddressClass, reason: BackendVerdict['reason'], message: string): BackendVerdict {
+    const name = ipClass.metadata.name!;
+    if (this.reported.get(name) !== message) {
+      this.reported.set(name, message);
+      this.events.event(ipClass, 'Warning', reason, message);
+    }
+    return { reason, message };
+  }
+
+  private async writeStatus(ipClass: IPAddressClass, backend: BackendVerdict): Promise<void> {
+    const conditions = classConditions(ipClass, backend, configurationVerdict(this.store.configurationStates()), this.now());
+    if (!sameConditions(ipClass.status?.conditions, conditions)) {
+      await this.store.updateClassStatus({ ...ipClass, status: { ...ipClass.status, conditions } });
+    }
   }
 
   /**
@@ -93,6 +144,18 @@ export class ClassReconciler {
     return this.store
       .addressesOfClass(className)
       .every((a) => this.store.servicesWithIp(a.spec.address).every((s) => s.metadata?.labels?.[CARRIER_LABEL] === 'true'));
+  }
+
+  /** A pool in MetalLB's namespace that is not the driver's and shares an address with these ranges. */
+  private foreignOverlap(ranges: readonly IpRange[]): MetallbObject | undefined {
+    return this.store.allPools().find(
+      (pool) =>
+        !ownedByAClass(pool) &&
+        (pool.spec?.addresses ?? []).some((text) => {
+          const range = parseRange(text);
+          return typeof range !== 'string' && ranges.some((r) => rangesOverlap(r, range));
+        }),
+    );
   }
 
   /**

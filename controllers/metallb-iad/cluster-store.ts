@@ -40,6 +40,9 @@ export class DriverClusterStore implements DriverStore {
   readonly services: Informer<Service>;
   readonly pools: Informer<MetallbObject>;
   readonly advertisements: Informer<MetallbObject>;
+  /** Optional: MetalLB before v0.16 has no ConfigurationState, and the driver must run without it. */
+  readonly configurationStateInformer: Informer<MetallbObject>;
+  private readonly classApi: CustomResourceClient<IPAddressClass>;
   private readonly addressApi: CustomResourceClient<IPAddress>;
   private readonly core: k8s.CoreV1Api;
   private readonly objects: k8s.KubernetesObjectApi;
@@ -54,6 +57,7 @@ export class DriverClusterStore implements DriverStore {
     this.addressApi = new CustomResourceClient(kubeConfig, ref('ipaddresses', false));
     const claimApi = new CustomResourceClient<IPAddressClaim>(kubeConfig, ref('ipaddressclaims', true));
     const classApi = new CustomResourceClient<IPAddressClass>(kubeConfig, ref('ipaddressclasses', false));
+    this.classApi = classApi;
     this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
     this.objects = k8s.KubernetesObjectApi.makeApiClient(kubeConfig);
     const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
@@ -79,6 +83,7 @@ export class DriverClusterStore implements DriverStore {
       );
     this.pools = metallb('ipaddresspools');
     this.advertisements = metallb('l2advertisements');
+    this.configurationStateInformer = metallb('configurationstates');
     this.addresses.addIndex(ADDRESS_BY_CLASS, (a) => [a.spec.className]);
     this.addresses.addIndex(ADDRESS_BY_PHASE, (a) => (a.status?.phase ? [a.status.phase] : []));
     this.claims.addIndex(WAITING_BY_CLASS, (c) =>
@@ -163,6 +168,12 @@ export class DriverClusterStore implements DriverStore {
   advertisement(className: string) {
     return this.advertisements.get(`${this.metallbNamespace}/${poolName(className)}`);
   }
+  allPools() {
+    return this.pools.list();
+  }
+  configurationStates() {
+    return this.configurationStateInformer.list();
+  }
 
   /**
    * Create, or replace on top of the cached object (the driver owns these
@@ -218,6 +229,9 @@ export class DriverClusterStore implements DriverStore {
   }
   async updateAddressStatus(address: IPAddress): Promise<IPAddress> {
     return this.addresses.assume(await this.addressApi.replaceStatus(address));
+  }
+  async updateClassStatus(ipClass: IPAddressClass): Promise<IPAddressClass> {
+    return this.classes.assume(await this.classApi.replaceStatus(ipClass));
   }
 }
 

@@ -19,7 +19,8 @@ import type { Logger } from '../runtime/log.js';
 import type { ControllerMetrics } from '../runtime/metrics.js';
 import { DriverAddressReconciler } from './address-reconciler.js';
 import { DriverClaimReconciler } from './claim-reconciler.js';
-import { ClassReconciler } from './class-reconciler.js';
+import { ClassReconciler, ownedByAClass } from './class-reconciler.js';
+import { configurationVerdict } from './class-status.js';
 import { ServiceReconciler } from './service-reconciler.js';
 import { isPlaceholder } from './placeholders.js';
 import { ingressIps } from './services.js';
@@ -61,7 +62,10 @@ export function driverControllers(store: DriverClusterStore, events: DriverRecor
       allClasses();
       addressesOfClass(c.metadata.name!);
     },
-    update: (_p, c) => {
+    update: (p, c) => {
+      if (p.metadata.generation === c.metadata.generation && p.metadata.deletionTimestamp === c.metadata.deletionTimestamp) {
+        return; // the status the class pass wrote, or metadata the driver does not read
+      }
       allClasses();
       addressesOfClass(c.metadata.name!);
     },
@@ -84,11 +88,17 @@ export function driverControllers(store: DriverClusterStore, events: DriverRecor
       classes.enqueue(className);
       addressesOfClass(className);
     }
+    if (!ownedByAClass(pool)) {
+      allClasses(); // an admin's pool: any class may now overlap it, or no longer
+    }
   };
   store.pools.on({
     add: poolCameOrWent,
     delete: poolCameOrWent,
     update: (previous, pool) => {
+      if (!ownedByAClass(pool) && rendersDiffer(previous, pool)) {
+        allClasses();
+      }
       const className = poolClass(pool);
       if (!className || !rendersDiffer(previous, pool)) {
         return;
@@ -116,6 +126,17 @@ export function driverControllers(store: DriverClusterStore, events: DriverRecor
       }
     },
   });
+
+  // MetalLB's word on its configuration: every served class says it, so only a change of verdict counts.
+  let configuration = JSON.stringify(configurationVerdict(store.configurationStates()));
+  const configurationChanged = () => {
+    const next = JSON.stringify(configurationVerdict(store.configurationStates()));
+    if (next !== configuration) {
+      configuration = next;
+      allClasses();
+    }
+  };
+  store.configurationStateInformer.on({ add: configurationChanged, update: configurationChanged, delete: configurationChanged });
 
   const fromClaim = (c: IPAddressClaim) => {
     claims.enqueue(keyOf(c));

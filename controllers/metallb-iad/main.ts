@@ -31,6 +31,7 @@ runMain(async () => {
   const { kubeConfig, log, metrics, manager } = proc;
   const store = new DriverClusterStore(kubeConfig, log, args['placeholder-namespace'], args['metallb-namespace']);
   store.informers.forEach((i) => manager.addInformer(i));
+  manager.addInformer(store.configurationStateInformer, { optional: true });
   const recorder = (component: string) => new ApiEventRecorder(kubeConfig, component, log);
   const controllers = driverControllers(
     store,

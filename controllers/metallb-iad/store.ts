@@ -31,6 +31,10 @@ export interface DriverStore {
   /** Allocation placeholders annotated with this claim. */
   allocationPlaceholdersOf(namespace: string, name: string): V1Service[];
   pool(className: string): MetallbObject | undefined;
+  /** Every IPAddressPool in MetalLB's namespace, the driver's and an admin's alike. */
+  allPools(): MetallbObject[];
+  /** MetalLB's ConfigurationState objects (none where MetalLB predates them). */
+  configurationStates(): MetallbObject[];
   advertisement(className: string): MetallbObject | undefined;
 
   /** Create, or replace on top of `current` (the cached object, whose resourceVersion the write carries). */
@@ -42,4 +46,5 @@ export interface DriverStore {
   getAddress(name: string): Promise<IPAddress>;
   updateAddress(address: IPAddress): Promise<IPAddress>;
   updateAddressStatus(address: IPAddress): Promise<IPAddress>;
+  updateClassStatus(ipClass: IPAddressClass): Promise<IPAddressClass>;
 }

@@ -28,6 +28,8 @@ export interface ManagerOptions {
 
 export class Manager {
   private readonly informers: Informer<KubeObject>[] = [];
+  /** Informers the controllers can run without: started, never waited for, not part of readiness. */
+  private readonly optionalInformers: Informer<KubeObject>[] = [];
   private readonly controllers: Controller[] = [];
   private servers: Server[] = [];
   private elector: LeaderElector | undefined;
@@ -35,8 +37,13 @@ export class Manager {
 
   constructor(private readonly options: ManagerOptions) {}
 
-  addInformer<T extends KubeObject>(informer: Informer<T>): void {
-    this.informers.push(informer as unknown as Informer<KubeObject>);
+  /**
+   * An `optional` informer watches a resource the cluster may not serve (an
+   * older version of a dependency's CRDs): its list keeps retrying with backoff
+   * while the controllers run on without it.
+   */
+  addInformer<T extends KubeObject>(informer: Informer<T>, options: { optional?: boolean } = {}): void {
+    (options.optional ? this.optionalInformers : this.informers).push(informer as unknown as Informer<KubeObject>);
   }
 
   addController(controller: Controller): void {
@@ -56,7 +63,7 @@ export class Manager {
     if (this.options.metricsAddress) {
       this.servers.push(await serveMetrics(this.options.metricsAddress, this.options.metrics));
     }
-    for (const informer of this.informers) {
+    for (const informer of [...this.informers, ...this.optionalInformers]) {
       informer.start();
     }
     await Promise.all(this.informers.map((i) => i.synced));
@@ -85,7 +92,7 @@ export class Manager {
       log.info('shutting down');
       await Promise.all(this.controllers.map((c) => c.stop()));
       await this.elector?.release();
-      await Promise.all(this.informers.map((i) => i.stop()));
+      await Promise.all([...this.informers, ...this.optionalInformers].map((i) => i.stop()));
       await Promise.all(this.servers.map(close));
       log.info('stopped');
     })();

@@ -158,8 +158,8 @@ describe('CRD shape', () => {
     expect(untyped).toEqual([]);
   });
 
-  it('IPAddressClass has no status; IPAddress and IPAddressClaim have the status subresource', () => {
-    expect(IP_ADDRESS_CLASS.status).toBeUndefined();
+  it('all three kinds have the status subresource (a class’s carries its driver’s conditions)', () => {
+    expect(IP_ADDRESS_CLASS.status).toBeDefined();
     expect(IP_ADDRESS.status).toBeDefined();
     expect(IP_ADDRESS_CLAIM.status).toBeDefined();
   });

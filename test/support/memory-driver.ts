@@ -100,6 +100,8 @@ export class InMemoryDriverCluster implements DriverStore {
     },
   });
   readonly pools = new Map<string, MetallbObject>();
+  /** MetalLB's ConfigurationState objects, as the test sets them. */
+  readonly states: MetallbObject[] = [];
   readonly log: string[] = [];
   private uid = 0;
   private rv = 0;
@@ -205,6 +207,23 @@ export class InMemoryDriverCluster implements DriverStore {
   advertisement(className: string) {
     const a = this.pools.get(`L2Advertisement/${poolName(className)}`);
     return a && clone(a);
+  }
+
+  allPools() {
+    return [...this.pools.values()].filter((p) => p.kind === 'IPAddressPool').map(clone);
+  }
+  configurationStates() {
+    return this.states.map(clone);
+  }
+  async updateClassStatus(ipClass: IPAddressClass) {
+    const stored = this.classes.get(ipClass.metadata.name!);
+    if (!stored) {
+      throw error(404, 'NotFound', `ipaddressclasses "${ipClass.metadata.name}" not found`);
+    }
+    this.record(`status IPAddressClass/${ipClass.metadata.name}`);
+    fresh(stored, ipClass, 'ipaddressclasses');
+    this.classes.set(ipClass.metadata.name!, this.stamp({ ...clone(stored), status: clone(ipClass.status) }));
+    return clone(this.classes.get(ipClass.metadata.name!)!);
   }
 
   async apply(object: MetallbObject, _current: MetallbObject | undefined) {

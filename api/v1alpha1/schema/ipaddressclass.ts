@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AGE_COLUMN, type KindDefinition } from '../../typebox/kind.js';
 import { Immutable, NonEmptyString, PreservedObject, StringEnum } from '../../typebox/schema.js';
+import { Conditions } from './condition.js';
 import { ADDRESS_CATEGORY, GROUP, VERSION } from '../group.js';
 import { RECLAIM_POLICIES } from '../phases.js';
 
@@ -24,6 +25,12 @@ export const IPAddressClassSpec = Type.Object({
 });
 export type IPAddressClassSpec = Static<typeof IPAddressClassSpec>;
 
+/** Written by the class's driver: whether it can serve the class, and why not. */
+export const IPAddressClassStatus = Type.Object({
+  conditions: Type.Optional(Conditions),
+});
+export type IPAddressClassStatus = Static<typeof IPAddressClassStatus>;
+
 
 export const IP_ADDRESS_CLASS: KindDefinition = {
   group: GROUP,
@@ -38,6 +45,8 @@ export const IP_ADDRESS_CLASS: KindDefinition = {
   description: 'IPAddressClass describes a class of IP addresses and the driver that provisions them.',
   spec: IPAddressClassSpec,
   specDescription: 'The desired behaviour of the class.',
+  status: IPAddressClassStatus,
+  statusDescription: "The class's driver's observations: whether it can serve the class.",
   printerColumns: [
     { name: 'Provisioner', type: 'string', jsonPath: '.spec.provisioner' },
     { name: 'ReclaimPolicy', type: 'string', jsonPath: '.spec.reclaimPolicy' },

@@ -195,7 +195,7 @@ describe('metallb-iad chart', () => {
     );
   });
 
-  it('grants Services cluster-wide without create/delete, MetalLB pools, and ipaddresses with status', () => {
+  it('grants Services cluster-wide without create/delete, MetalLB pools and configuration state, ipaddresses with status, and class status', () => {
     const rules = rulesOf(find(renderChart(chartDir('metallb-iad')), 'ClusterRole', 'metallb-iad'));
     const crud = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
     expect(rules).toEqual([
@@ -204,9 +204,11 @@ describe('metallb-iad chart', () => {
       { group: 'local.sdn.cozystack.io', resource: 'ipaddressclaims', verbs: ['get', 'list', 'watch'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddressclasses', verbs: ['get', 'list', 'watch'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddresses', verbs: crud },
+      { group: 'local.sdn.cozystack.io', resource: 'ipaddressclasses/status', verbs: ['get', 'patch', 'update'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddresses/status', verbs: ['get', 'patch', 'update'] },
       { group: 'metallb.io', resource: 'ipaddresspools', verbs: crud },
       { group: 'metallb.io', resource: 'l2advertisements', verbs: crud },
+      { group: 'metallb.io', resource: 'configurationstates', verbs: ['get', 'list', 'watch'] },
     ]);
   });
 

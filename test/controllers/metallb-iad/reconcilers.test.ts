@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import type { MetallbObject } from '../../../controllers/metallb-iad/store.js';
 import { boundAddress, boundClaim, pendingClaim, PH, publicClass, tenantService, world } from './fixtures.js';
 
 const PIN = 'metallb.io/loadBalancerIPs';
@@ -678,5 +679,65 @@ describe('update conflicts (a stale resourceVersion is refused, as by the apiser
     await expect(w.cluster.updateAddress({ ...current, metadata: { ...current.metadata, resourceVersion: undefined } })).rejects.toMatchObject({ code: 422 });
     await w.cluster.updateAddress(current);
     await expect(w.cluster.updateAddress(current)).rejects.toMatchObject({ code: 409 });
+  });
+});
+
+describe('class controller and pools that are not the driver’s', () => {
+  const adminPool = (addresses: string[], name = 'admin-pool'): MetallbObject => ({
+    apiVersion: 'metallb.io/v1beta1',
+    kind: 'IPAddressPool',
+    metadata: { name, namespace: 'metallb-system' },
+    spec: { addresses },
+  });
+  const condition = (w: ReturnType<typeof world>, type: string) => w.cluster.ipClass('public')!.status?.conditions?.find((c) => c.type === type);
+
+  it('a class overlapping an admin’s pool: no pool written, a Warning and a condition naming that pool; served once the pool shrinks', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.pools.set('IPAddressPool/admin-pool', adminPool(['203.0.113.4-203.0.113.20']));
+    await w.reconcileClass();
+    expect(w.cluster.pool('public')).toBeUndefined();
+    expect(w.events.events).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'OverlapsForeignPool', message: expect.stringContaining('metallb-system/admin-pool') }));
+    expect(condition(w, 'BackendReady')).toMatchObject({ status: 'False', reason: 'OverlapsForeignPool', message: expect.stringContaining('admin-pool') });
+    w.cluster.pools.set('IPAddressPool/admin-pool', adminPool(['203.0.113.16/28']));
+    await w.reconcileClass();
+    expect(w.cluster.pool('public')!.spec?.addresses).toEqual(['203.0.113.0/29', '2001:db8::/126']);
+    expect(condition(w, 'BackendReady')).toMatchObject({ status: 'True', reason: 'PoolWritten' });
+  });
+
+  it('an overlap that appears later is reported, and neither pool is rewritten or deleted', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    await w.reconcileClass();
+    const ours = w.cluster.pool('public');
+    w.cluster.pools.set('IPAddressPool/admin-pool', adminPool(['2001:db8::/64']));
+    w.cluster.log.length = 0;
+    await w.reconcileClass();
+    expect(w.cluster.log.filter((l) => l.startsWith('apply'))).toEqual([]);
+    expect(w.cluster.pool('public')).toEqual(ours);
+    expect(condition(w, 'BackendReady')).toMatchObject({ status: 'False', reason: 'OverlapsForeignPool' });
+  });
+
+  it('a pool of the driver’s name that no class owns is left alone', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.pools.set('IPAddressPool/iad-public', adminPool(['198.51.100.0/24'], 'iad-public'));
+    await w.reconcileClass();
+    expect(w.cluster.pool('public')!.spec?.addresses).toEqual(['198.51.100.0/24']);
+    expect(condition(w, 'BackendReady')).toMatchObject({ status: 'False', reason: 'PoolNotOwned' });
+  });
+
+  it('MetalLB refusing its configuration is said on every served class', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.states.push({
+      apiVersion: 'metallb.io/v1beta1',
+      kind: 'ConfigurationState',
+      metadata: { name: 'controller', namespace: 'metallb-system' },
+      status: { conditions: [{ type: 'ConfigReconcilerValid', status: 'False', reason: 'ConfigurationError', message: 'overlapping CIDRs' }] },
+    } as MetallbObject);
+    await w.reconcileClass();
+    expect(condition(w, 'BackendReady')).toMatchObject({ status: 'True' });
+    expect(condition(w, 'MetalLBConfigured')).toMatchObject({ status: 'False', reason: 'ConfigurationError', message: expect.stringContaining('overlapping CIDRs') });
   });
 });
