@@ -146,9 +146,9 @@ async function benchDriverReservation(claims: number): Promise<string> {
   }
   const started = performance.now();
   for (let i = 0; i < claims; i++) {
-    await reconciler.reconcile('tenant-a', `c${i}`); // reserve
+    await reconciler.reconcile(`tenant-a/c${i}`); // reserve
     cluster.assign(cluster.placeholderNamespace, `iad-u${i}-v4`, ip(i + 1)); // MetalLB assigns
-    await reconciler.reconcile('tenant-a', `c${i}`); // record
+    await reconciler.reconcile(`tenant-a/c${i}`); // record
   }
   const elapsed = performance.now() - started;
   return `bench driver reserve+record: ${claims} claims in ${fmt(elapsed)} (${Math.round((claims / elapsed) * 1000)} claims/s)`;
@@ -170,7 +170,7 @@ async function benchServiceEvents(services: number): Promise<string> {
   const events = 1_000;
   const started = performance.now();
   for (let i = 0; i < events; i++) {
-    await reconciler.reconcile('tenant-a', `s${(i * 7919) % services}`);
+    await reconciler.reconcile(`tenant-a/s${(i * 7919) % services}`);
   }
   const elapsed = performance.now() - started;
   return `bench service event: ${services} Services, ${((elapsed / events) * 1000).toFixed(1)} µs/event`;

@@ -1,11 +1,14 @@
 /** The address pass (docs/binding.md). */
 import { ADDRESS_PROTECTION_FINALIZER } from '../../api/v1alpha1/index.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { isNotFound } from '../runtime/kube.js';
+import { isNotFound, keyOf } from '../runtime/kube.js';
 import { withMeta } from '../runtime/kube.js';
 import { decideAddress, deletionBlocked } from './decisions.js';
 import { familyOf } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
+import type { ClusterStore } from './cluster-store.js';
+import type { Controller } from '../runtime/controller.js';
+import type { Manager } from '../runtime/manager.js';
 
 export class AddressReconciler {
   constructor(
@@ -67,4 +70,13 @@ export class AddressReconciler {
       this.events.event(address, 'Normal', 'Reclaimed', `IPAddressClaim ${ref!.namespace}/${ref!.name} is gone; Released, claimRef kept`);
     }
   }
+}
+
+/** The address controller and what wakes it (docs/binding.md): addresses; a claim maps to the addresses referencing it. */
+export function setupAddressController(manager: Manager, store: ClusterStore, events: EventRecorder): Controller {
+  return manager
+    .controller('ipaddress')
+    .for(store.addresses)
+    .watches(store.claims, (claim) => store.addressesReferencing(claim.metadata.namespace!, claim.metadata.name!).map(keyOf))
+    .complete(new AddressReconciler(store, events));
 }

@@ -7,11 +7,14 @@ import { CONDITION,
 } from '../../api/v1alpha1/index.js';
 import { deepEqual } from '../runtime/equal.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { isConflict, isNotFound, withMeta } from '../runtime/kube.js';
+import { isConflict, isNotFound, keyOf, splitKey, withMeta } from '../runtime/kube.js';
 import { computeClaimStatus, isCandidate, missingFamilies, reclaimAction, resolveClass, type ClassResolution, type MatchContext } from './decisions.js';
-import { boundAddresses, requestedFamilies } from '../../api/v1alpha1/index.js';
+import { boundAddresses, claimKey, requestedFamilies } from '../../api/v1alpha1/index.js';
 import { type Family } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
+import type { ClusterStore } from './cluster-store.js';
+import type { Controller } from '../runtime/controller.js';
+import type { Manager } from '../runtime/manager.js';
 
 export class ClaimReconciler {
   /**
@@ -27,7 +30,8 @@ export class ClaimReconciler {
     private readonly now: () => string = () => new Date().toISOString(),
   ) {}
 
-  async reconcile(namespace: string, name: string): Promise<void> {
+  async reconcile(key: string): Promise<void> {
+    const { namespace = '', name } = splitKey(key);
     let claim = this.store.claim(namespace, name);
     if (!claim) {
       return;
@@ -194,3 +198,25 @@ export class ClaimReconciler {
   }
 }
 
+
+/**
+ * The claim controller and what wakes it (docs/binding.md): claims; an address
+ * maps to the claim its claimRef names (and the one it named before, when that
+ * moved), or without one to the claims not Bound of its class (or of none:
+ * the default); a class change to every claim not Bound.
+ */
+export function setupClaimController(manager: Manager, store: ClusterStore, events: EventRecorder): Controller {
+  const unbound = (className?: string) => store.unboundClaims(className).map(keyOf);
+  return manager
+    .controller('ipaddressclaim')
+    .for(store.claims)
+    .watches(store.addresses, (address, previous) => {
+      const ref = address.spec.claimRef;
+      const old = previous?.spec.claimRef;
+      const moved = old && (old.namespace !== ref?.namespace || old.name !== ref?.name) ? [claimKey(old.namespace, old.name)] : [];
+      // An unbound address concerns only the claims that could take it.
+      return [...(ref ? [claimKey(ref.namespace, ref.name)] : unbound(address.spec.className)), ...moved];
+    })
+    .watches(store.classInformer, () => unbound())
+    .complete(new ClaimReconciler(store, events));
+}

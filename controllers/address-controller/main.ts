@@ -10,7 +10,8 @@ import { hideBin } from 'yargs/helpers';
 import { ApiEventRecorder } from '../runtime/events.js';
 import { commonFlags, controllerProcess, parseFlags, runMain, runUntilSignalled } from '../runtime/process.js';
 import { ClusterStore } from './cluster-store.js';
-import { coreControllers } from './controller.js';
+import { setupAddressController } from './address-reconciler.js';
+import { setupClaimController } from './claim-reconciler.js';
 
 /** The Lease name upstream uses, so a port and the original never lead at once. */
 export const LEADER_ELECTION_ID = 'a4cfeeab.sdn.cozystack.io';
@@ -19,21 +20,9 @@ runMain(async () => {
   const argv = hideBin(process.argv);
   const args = await parseFlags('address-controller', commonFlags(yargs(argv).scriptName('address-controller'), LEADER_ELECTION_ID), argv);
   const proc = controllerProcess('address-controller', args);
-  const { kubeConfig, log, metrics, manager } = proc;
+  const { kubeConfig, log, manager } = proc;
   const store = new ClusterStore(kubeConfig, log);
-  manager.addInformer(store.claims);
-  manager.addInformer(store.addresses);
-  manager.addInformer(store.classInformer);
-  const controllers = coreControllers(
-    store,
-    {
-      claims: new ApiEventRecorder(kubeConfig, 'ipaddressclaim-controller', log),
-      addresses: new ApiEventRecorder(kubeConfig, 'ipaddress-controller', log),
-    },
-    log,
-    metrics,
-  );
-  manager.addController(controllers.claims);
-  manager.addController(controllers.addresses);
+  setupClaimController(manager, store, new ApiEventRecorder(kubeConfig, 'ipaddressclaim-controller', log));
+  setupAddressController(manager, store, new ApiEventRecorder(kubeConfig, 'ipaddress-controller', log));
   await runUntilSignalled(proc);
 });

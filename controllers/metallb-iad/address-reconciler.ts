@@ -3,9 +3,14 @@
  * an address of a served class that no live workload carries is
  * held by a pinned placeholder, so MetalLB cannot give it away.
  */
+import type { V1Service } from '@kubernetes/client-node';
 import { METALLB_TEARDOWN_FINALIZER, type IPAddress } from '../../api/v1alpha1/index.js';
 import { familyOf, rangeContains } from '../../api/ip.js';
-import type { ReconcileResult } from '../runtime/controller.js';
+import type { Controller, ReconcileResult } from '../runtime/controller.js';
+import { keyOf } from '../runtime/kube.js';
+import type { Manager } from '../runtime/manager.js';
+import { classChanged, rendersDiffer } from './class-reconciler.js';
+import type { DriverClusterStore } from './cluster-store.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { associationHolds } from './association.js';
 import { parseClassParameters, reservationExists, servedBy } from './class-parameters.js';
@@ -133,4 +138,44 @@ export class DriverAddressReconciler {
     return lost || phase === 'Lost';
   }
 
+}
+
+/**
+ * The address controller and what wakes it: addresses; a class → its
+ * addresses; its pool coming or going → its addresses, its ranges changing →
+ * the addresses whose reservation came or went; a hold (owned by its address)
+ * → that address, so a vanished one is made again; any Service → the
+ * addresses of the IPs it carries; a tenant Service → the addresses it holds
+ * and every address in Conflict (it may be the thief that let go).
+ */
+export function setupDriverAddressController(manager: Manager, store: DriverClusterStore, events: EventRecorder): Controller {
+  const ofClass = (className: string) => store.addressesOfClass(className).map(keyOf);
+  const placeholder = (s: V1Service) => isPlaceholder(s, store.placeholderNamespace);
+  return manager
+    .controller('iad-ipaddress')
+    .for(store.addresses)
+    .watches(store.classes, (c) => ofClass(c.metadata.name!), { updates: classChanged })
+    .watches(
+      store.pools,
+      (pool, previous) => {
+        const className = store.classOfBackend(pool);
+        if (!className) {
+          return [];
+        }
+        // A changed range concerns only the addresses whose reservation came or went with it.
+        const addresses = store.addressesOfClass(className);
+        return (previous ? addresses.filter((a) => reservationExists(a, previous) !== reservationExists(a, pool)) : addresses).map(keyOf);
+      },
+      { updates: rendersDiffer },
+    )
+    .owns(store.services, { kind: 'IPAddress', namespaced: false }, { when: placeholder })
+    .watches(store.services, (s) => {
+      const carried = ingressIps(s).flatMap((ip) => store.addressesByIp(ip).map(keyOf));
+      if (placeholder(s)) {
+        return carried; // an allocation handed an IP the books give to another: that address's hold is made at once
+      }
+      const { namespace, name } = s.metadata as { namespace: string; name: string };
+      return [...carried, ...store.addressesInPhase('Conflict').map(keyOf), ...store.addressesHeldBy(namespace, name).map(keyOf)];
+    })
+    .complete(new DriverAddressReconciler(store, events));
 }

@@ -12,16 +12,18 @@ import { BOUND_REASON, CONDITION,
   type IPAddress,
   type IPAddressClaim,
 } from '../../api/v1alpha1/index.js';
-import { boundAddresses, requestedFamilies } from '../../api/v1alpha1/index.js';
+import { boundAddresses, claimKey, requestedFamilies } from '../../api/v1alpha1/index.js';
 import { familyOf, type Family } from '../../api/ip.js';
-import type { ReconcileResult } from '../runtime/controller.js';
+import type { Controller, ReconcileResult } from '../runtime/controller.js';
+import type { Manager } from '../runtime/manager.js';
+import type { DriverClusterStore } from './cluster-store.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
-import { isAlreadyExists } from '../runtime/kube.js';
+import { isAlreadyExists, keyOf, splitKey } from '../runtime/kube.js';
 import { servedBy } from './class-parameters.js';
 import { allocationPlaceholderName, ipObjectName, poolName } from './names.js';
-import { ownerOf, placeholderService } from './placeholders.js';
+import { isPlaceholder, ownerOf, placeholderService } from './placeholders.js';
 import { ingressIps } from './services.js';
-import { DRIVER, IP_ADDRESS_LABEL, PIN_ANNOTATION, POOL_ANNOTATION } from './well-known.js';
+import { CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION, DRIVER, IP_ADDRESS_LABEL, PIN_ANNOTATION, POOL_ANNOTATION } from './well-known.js';
 import type { DriverStore } from './store.js';
 import { ensureHold } from './holds.js';
 
@@ -54,7 +56,8 @@ export class DriverClaimReconciler {
     return held;
   }
 
-  async reconcile(namespace: string, name: string): Promise<ReconcileResult | void> {
+  async reconcile(key: string): Promise<ReconcileResult | void> {
+    const { namespace = '', name } = splitKey(key);
     const claim = this.store.claim(namespace, name);
     if (!claim || claim.metadata.deletionTimestamp) {
       await this.cleanupOrphans(namespace, name);
@@ -241,4 +244,32 @@ export function withPlaceholderMeta(service: V1Service, labels: Record<string, s
       annotations: { ...service.metadata?.annotations, ...annotations },
     },
   };
+}
+
+/**
+ * The claim controller and what wakes it: claims; an address maps to the
+ * claim it names, and one deleted or unbound (capacity freed) to the stamped
+ * claims not Bound of its class; an allocation placeholder maps to its claim.
+ */
+export function setupDriverClaimController(manager: Manager, store: DriverClusterStore, events: EventRecorder): Controller {
+  const waiting = (className: string) => store.waitingClaims(className).map(keyOf);
+  return manager
+    .controller('iad-claim')
+    .for(store.claims)
+    .watches(store.addresses, (address, previous, event) => {
+      const ref = address.spec.claimRef;
+      const freed = event === 'delete' || (previous?.spec.claimRef && !ref);
+      return [...(ref ? [claimKey(ref.namespace, ref.name)] : []), ...(freed ? waiting(address.spec.className) : [])];
+    })
+    .watches(
+      store.services,
+      (placeholder) => {
+        const annotations = placeholder.metadata?.annotations;
+        const namespace = annotations?.[CLAIM_NAMESPACE_ANNOTATION];
+        const name = annotations?.[CLAIM_NAME_ANNOTATION];
+        return namespace && name ? [claimKey(namespace, name)] : [];
+      },
+      { when: (s) => isPlaceholder(s, store.placeholderNamespace) },
+    )
+    .complete(new DriverClaimReconciler(store, events));
 }

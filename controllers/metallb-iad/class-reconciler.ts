@@ -3,7 +3,10 @@
  * class, never one that would overlap another pool, and says on the class
  * whether it could and whether MetalLB applies it (docs/driver.md, "The class").
  */
-import type { ReconcileResult } from '../runtime/controller.js';
+import type { Controller, ReconcileResult } from '../runtime/controller.js';
+import { keyOf } from '../runtime/kube.js';
+import type { Manager } from '../runtime/manager.js';
+import type { DriverClusterStore } from './cluster-store.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { GROUP, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import { deepEqual } from '../runtime/equal.js';
@@ -183,4 +186,43 @@ export class ClassReconciler {
     }
     return undefined;
   }
+}
+
+/** What the driver renders changed: spec or owners (status is MetalLB's). */
+export const rendersDiffer = (previous: MetallbObject, next: MetallbObject) =>
+  !deepEqual(previous.spec, next.spec) || !deepEqual(previous.metadata.ownerReferences, next.metadata.ownerReferences);
+
+/** A change the driver reads in a class: its spec (generation) or its deletion; not the status it writes itself. */
+export const classChanged = (previous: IPAddressClass, next: IPAddressClass) =>
+  previous.metadata.generation !== next.metadata.generation || previous.metadata.deletionTimestamp !== next.metadata.deletionTimestamp;
+
+/**
+ * The class controller and what wakes it: any class change re-checks every
+ * class (overlap is decided across them); the driver's own pool or
+ * advertisement drifting, coming or going wakes its class; an admin's pool
+ * coming, going or changing, and MetalLB's verdict on its configuration
+ * changing, wake every class.
+ */
+export function setupClassController(manager: Manager, store: DriverClusterStore, events: EventRecorder): Controller {
+  const allClasses = () => store.allClasses().map(keyOf);
+  const ownClass = (object: MetallbObject) => {
+    const className = store.classOfBackend(object);
+    return className ? [className] : [];
+  };
+  let configuration = JSON.stringify(configurationVerdict(store.configurationStates()));
+  return manager
+    .controller('iad-class')
+    .watches(store.classes, allClasses, { updates: classChanged })
+    .watches(store.pools, (pool) => [...ownClass(pool), ...(ownedByAClass(pool) ? [] : allClasses())], { updates: rendersDiffer })
+    .watches(store.advertisements, ownClass, { updates: rendersDiffer })
+    .watches(store.configurationStateInformer, () => {
+      // Every served class says MetalLB's verdict, so only a change of verdict counts.
+      const next = JSON.stringify(configurationVerdict(store.configurationStates()));
+      if (next === configuration) {
+        return [];
+      }
+      configuration = next;
+      return allClasses();
+    })
+    .complete(new ClassReconciler(store, events));
 }

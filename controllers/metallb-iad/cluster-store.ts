@@ -14,7 +14,7 @@ import { Informer } from '../runtime/informer.js';
 import { CustomResourceClient, isNotFound, type KubeObject } from '../runtime/kube.js';
 import type { Logger } from '../runtime/log.js';
 import type { DriverStore, MetallbObject } from './store.js';
-import { poolName } from './names.js';
+import { classNameOfPool, poolName } from './names.js';
 import { ingressIps } from './services.js';
 import { DRIVER, IP_ADDRESS_LABEL, PLACEHOLDER_LABEL, CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION } from './well-known.js';
 
@@ -113,10 +113,6 @@ export class DriverClusterStore implements DriverStore {
     });
   }
 
-  get informers(): Informer<KubeObject>[] {
-    return [this.classes, this.claims, this.addresses, this.services, this.pools, this.advertisements] as unknown as Informer<KubeObject>[];
-  }
-
   ipClass(name: string) {
     return this.classes.get(name);
   }
@@ -167,6 +163,11 @@ export class DriverClusterStore implements DriverStore {
   }
   advertisement(className: string) {
     return this.advertisements.get(`${this.metallbNamespace}/${poolName(className)}`);
+  }
+  /** The existing class a pool or advertisement is named for (whoever owns it). */
+  classOfBackend(object: MetallbObject): string | undefined {
+    const className = classNameOfPool(object.metadata.name ?? '');
+    return className && this.ipClass(className) ? className : undefined;
   }
   allPools() {
     return this.pools.list();

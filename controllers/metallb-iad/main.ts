@@ -10,8 +10,11 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ApiEventRecorder } from '../runtime/events.js';
 import { checkNamespaceFlag, commonFlags, controllerProcess, parseFlags, runMain, runUntilSignalled } from '../runtime/process.js';
-import { driverControllers } from './controller.js';
+import { setupDriverAddressController } from './address-reconciler.js';
+import { setupDriverClaimController } from './claim-reconciler.js';
+import { setupClassController } from './class-reconciler.js';
 import { DriverClusterStore } from './cluster-store.js';
+import { setupServiceController } from './service-reconciler.js';
 
 /** The Lease name upstream uses. */
 export const LEADER_ELECTION_ID = 'e1633266.iad.cozystack.io';
@@ -28,22 +31,14 @@ runMain(async () => {
     });
   const args = await parseFlags('metallb-iad', parser, argv);
   const proc = controllerProcess('metallb-iad', args);
-  const { kubeConfig, log, metrics, manager } = proc;
+  const { kubeConfig, log, manager } = proc;
   const store = new DriverClusterStore(kubeConfig, log, args['placeholder-namespace'], args['metallb-namespace']);
-  store.informers.forEach((i) => manager.addInformer(i));
+  // MetalLB before v0.16 serves no ConfigurationState: the driver runs on without it.
   manager.addInformer(store.configurationStateInformer, { optional: true });
   const recorder = (component: string) => new ApiEventRecorder(kubeConfig, component, log);
-  const controllers = driverControllers(
-    store,
-    {
-      classes: recorder('iad-class-controller'),
-      claims: recorder('iad-claim-controller'),
-      addresses: recorder('iad-ipaddress-controller'),
-      services: recorder('iad-service-controller'),
-    },
-    log,
-    metrics,
-  );
-  controllers.forEach((c) => manager.addController(c));
+  setupClassController(manager, store, recorder('iad-class-controller'));
+  setupDriverClaimController(manager, store, recorder('iad-claim-controller'));
+  setupDriverAddressController(manager, store, recorder('iad-ipaddress-controller'));
+  setupServiceController(manager, store, recorder('iad-service-controller'));
   await runUntilSignalled(proc);
 });

@@ -2,7 +2,10 @@
 import type { IPAddress } from '../../api/v1alpha1/index.js';
 import { canonicalIp } from '../../api/ip.js';
 
-export const poolName = (className: string) => `iad-${className}`;
+const POOL_PREFIX = 'iad-';
+export const poolName = (className: string) => `${POOL_PREFIX}${className}`;
+/** The class a pool or advertisement name would belong to (poolName inverted), if it has the driver's prefix. */
+export const classNameOfPool = (name: string) => (name.startsWith(POOL_PREFIX) ? name.slice(POOL_PREFIX.length) : undefined);
 /**
  * `ip-` and the canonical IP with `.` and `:` as `-` (ip-203-0-113-7, ip-2001-db8--7): one object
  * per IP, so the name is the lock. An IPv6 address ending in `::` would end the name in `-`, which

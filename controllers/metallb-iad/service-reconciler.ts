@@ -5,9 +5,13 @@
  * without authorization puts its address in Conflict.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import type { IPAddress } from '../../api/v1alpha1/index.js';
+import { claimKey, type IPAddress } from '../../api/v1alpha1/index.js';
 import { compareIps } from '../../api/ip.js';
 import type { EventRecorder } from '../runtime/events.js';
+import { keyOf, splitKey } from '../runtime/kube.js';
+import type { Controller } from '../runtime/controller.js';
+import type { Manager } from '../runtime/manager.js';
+import type { DriverClusterStore } from './cluster-store.js';
 import { associationVerdict, isAssociatedTo, type Verdict } from './association.js';
 import { ensureHold, releaseHolds } from './holds.js';
 import { isPlaceholder } from './placeholders.js';
@@ -20,7 +24,8 @@ export class ServiceReconciler {
     private readonly events: EventRecorder,
   ) {}
 
-  async reconcile(namespace: string, name: string): Promise<void> {
+  async reconcile(key: string): Promise<void> {
+    const { namespace = '', name } = splitKey(key);
     const service = this.store.service(namespace, name);
     if (!service || isPlaceholder(service, this.store.placeholderNamespace)) {
       return; // a deleted Service: the address pass holds again what it carried
@@ -91,4 +96,23 @@ export class ServiceReconciler {
     this.events.event(asObject(service), 'Warning', 'AddressConflict', `${ip} belongs to IPAddressClaim ${ref.namespace}/${ref.name}`);
     this.events.event(address, 'Warning', 'Conflict', `${who} carries ${ip} without authorization`);
   }
+}
+
+/**
+ * The Service controller and what wakes it: tenant Services (not the driver's
+ * placeholders); a claim → the Services naming it; an address → the Services
+ * naming its claim and the Service it is associated with.
+ */
+export function setupServiceController(manager: Manager, store: DriverClusterStore, events: EventRecorder): Controller {
+  const naming = (namespace: string, claim: string) => store.servicesForClaim(namespace, claim).map(keyOf);
+  return manager
+    .controller('iad-service')
+    .for(store.services, { when: (s) => !isPlaceholder(s, store.placeholderNamespace) })
+    .watches(store.claims, (claim) => naming(claim.metadata.namespace!, claim.metadata.name!))
+    .watches(store.addresses, (address) => {
+      const ref = address.spec.claimRef;
+      const to = address.status?.associatedTo;
+      return [...(ref ? naming(ref.namespace, ref.name) : []), ...(to?.kind === 'Service' ? [claimKey(to.namespace, to.name)] : [])];
+    })
+    .complete(new ServiceReconciler(store, events));
 }

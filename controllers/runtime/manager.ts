@@ -6,9 +6,10 @@
  */
 import type { Server } from 'node:http';
 import type * as k8s from '@kubernetes/client-node';
-import type { Controller } from './controller.js';
+import { ControllerBuilder, type ControllerRegistry, type EventSource } from './builder.js';
+import { Controller, type ReconcileResult } from './controller.js';
 import { close, serveMetrics, serveProbes } from './http.js';
-import type { Informer } from './informer.js';
+import { Informer } from './informer.js';
 import type { KubeObject } from './kube.js';
 import { LeaderElector } from './leader.js';
 import type { Logger } from './log.js';
@@ -26,7 +27,7 @@ export interface ManagerOptions {
   readonly concurrency?: number;
 }
 
-export class Manager {
+export class Manager implements ControllerRegistry {
   private readonly informers: Informer<KubeObject>[] = [];
   /** Informers the controllers can run without: started, never waited for, not part of readiness. */
   private readonly optionalInformers: Informer<KubeObject>[] = [];
@@ -48,6 +49,26 @@ export class Manager {
 
   addController(controller: Controller): void {
     this.controllers.push(controller);
+  }
+
+  /** Declares a controller (builder.ts): `.for(...)`, `.owns(...)`, `.watches(...)`, then `.complete(reconciler)`. */
+  controller(name: string): ControllerBuilder {
+    return new ControllerBuilder(this, name);
+  }
+
+  newController(name: string, reconcile: (key: string) => Promise<ReconcileResult | void>): Controller {
+    return new Controller(name, reconcile, this.options.log.with({ controller: name }), this.options.metrics);
+  }
+
+  /** A completed controller and its sources: each informer once, as required unless added optional before. */
+  register(controller: Controller, sources: readonly EventSource<never>[]): void {
+    this.addController(controller);
+    for (const source of sources) {
+      const known = [...this.informers, ...this.optionalInformers] as unknown[];
+      if (source instanceof Informer && !known.includes(source)) {
+        this.informers.push(source as unknown as Informer<KubeObject>);
+      }
+    }
   }
 
   get ready(): boolean {

@@ -42,7 +42,7 @@ export function world() {
     store,
     claimEvents,
     addressEvents,
-    reconcileClaim: (name = 'web') => claims.reconcile('tenant-a', name),
+    reconcileClaim: (name = 'web') => claims.reconcile(`tenant-a/${name}`),
     reconcileAddress: (name: string) => addresses.reconcile(name),
     claimOf: (name = 'web') => store.claim('tenant-a', name),
   };

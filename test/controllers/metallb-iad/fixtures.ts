@@ -64,8 +64,8 @@ export function world() {
     cluster,
     events,
     reconcileClass: (name = 'public') => classes.reconcile(name),
-    reconcileClaim: (name = 'web') => claims.reconcile('tenant-a', name),
+    reconcileClaim: (name = 'web') => claims.reconcile(`tenant-a/${name}`),
     reconcileAddress: (name = 'ip-203-0-113-1') => addresses.reconcile(name),
-    reconcileService: (name: string, namespace = 'tenant-a') => services.reconcile(namespace, name),
+    reconcileService: (name: string, namespace = 'tenant-a') => services.reconcile(`${namespace}/${name}`),
   };
 }
