@@ -46,3 +46,20 @@ export function byName(a: IPAddress, b: IPAddress): number {
   const y = b.metadata.name ?? '';
   return x < y ? -1 : x > y ? 1 : 0;
 }
+
+/**
+ * The class a claim asks for, which the core resolves: the one it names, else
+ * the one it resolved to before (sticky: the default of that time), else none.
+ */
+export function requestedClassName(claim: IPAddressClaim): string | undefined {
+  return claim.spec.className || claim.status?.className || undefined;
+}
+
+/**
+ * The class the core last resolved a claim to, which drivers act on: status
+ * first, because the provisioner annotation the core stamped belongs to that
+ * class, and spec may have moved on before the core looked again.
+ */
+export function resolvedClassName(claim: IPAddressClaim): string | undefined {
+  return claim.status?.className || claim.spec.className || undefined;
+}

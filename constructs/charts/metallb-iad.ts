@@ -12,18 +12,17 @@ import { templatedObject } from '../helm/templated-object.js';
 import { defineValues } from '../helm/values.js';
 import { IMAGES, type ImagePin } from '../images.js';
 import { RELEASE_VERSION } from '../version.js';
+import { DNS_LABEL_MAX, DNS_LABEL_PATTERN } from '../../api/names.js';
 
 export const METALLB_IAD = 'metallb-iad';
 
-const NAMESPACE_NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
-
 export const metallbIadValuesSchema = controllerValuesSchema({
   metallbNamespace: Type.String({
-    pattern: NAMESPACE_NAME,
-    maxLength: 63,
+    pattern: DNS_LABEL_PATTERN,
+    maxLength: DNS_LABEL_MAX,
     description: "Namespace of MetalLB, where the driver writes each class's IPAddressPool and L2Advertisement.",
   }),
-  placeholderNamespace: Type.Union([Type.Literal(''), Type.String({ pattern: NAMESPACE_NAME, maxLength: 63 })], {
+  placeholderNamespace: Type.Union([Type.Literal(''), Type.String({ pattern: DNS_LABEL_PATTERN, maxLength: DNS_LABEL_MAX })], {
     description:
       'Namespace of the placeholder Services that hold reservations; tenants must not write there. ' +
       'Empty means the release namespace; any other name is created by the chart.',

@@ -1,8 +1,7 @@
 /** The address pass (docs/binding.md). */
 import { ADDRESS_PROTECTION_FINALIZER } from '../../api/v1alpha1/index.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { isNotFound, keyOf } from '../runtime/kube.js';
-import { withMeta } from '../runtime/kube.js';
+import { ignoreNotFound, keyOf, withFinalizer, withoutFinalizer } from '../runtime/kube.js';
 import { decideAddress, deletionBlocked } from './decisions.js';
 import { familyOf } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
@@ -38,13 +37,13 @@ export class AddressReconciler {
         return;
       }
       await this.store.updateAddress(
-        withMeta(address, { finalizers: address.metadata.finalizers.filter((f) => f !== ADDRESS_PROTECTION_FINALIZER) }),
+        withoutFinalizer(address, ADDRESS_PROTECTION_FINALIZER),
       );
       return;
     }
     if (!address.metadata.finalizers?.includes(ADDRESS_PROTECTION_FINALIZER)) {
       address = await this.store.updateAddress(
-        withMeta(address, { finalizers: [...(address.metadata.finalizers ?? []), ADDRESS_PROTECTION_FINALIZER] }),
+        withFinalizer(address, ADDRESS_PROTECTION_FINALIZER),
       );
     }
 
@@ -53,13 +52,7 @@ export class AddressReconciler {
       return;
     }
     if (decision.action === 'delete') {
-      try {
-        await this.store.deleteAddress(name);
-      } catch (error) {
-        if (!isNotFound(error)) {
-          throw error;
-        }
-      }
+      await ignoreNotFound(this.store.deleteAddress(name));
       this.events.event(address, 'Normal', 'Reclaimed', `IPAddressClaim ${ref!.namespace}/${ref!.name} is gone; deleted (reclaimPolicy Delete)`);
       return;
     }

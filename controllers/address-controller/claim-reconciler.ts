@@ -7,7 +7,7 @@ import { CONDITION,
 } from '../../api/v1alpha1/index.js';
 import { deepEqual } from '../runtime/equal.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { isConflict, isNotFound, keyOf, splitKey, withMeta } from '../runtime/kube.js';
+import { ignoreNotFound, isConflict, keyOf, splitKey, withFinalizer, withMeta, withoutFinalizer } from '../runtime/kube.js';
 import { computeClaimStatus, isCandidate, missingFamilies, reclaimAction, resolveClass, type ClassResolution, type MatchContext } from './decisions.js';
 import { boundAddresses, claimKey, requestedFamilies } from '../../api/v1alpha1/index.js';
 import { type Family } from '../../api/ip.js';
@@ -54,8 +54,7 @@ export class ClaimReconciler {
     const needsStamp = provisioner !== undefined && claim.metadata.annotations?.[PROVISIONER_ANNOTATION] !== provisioner;
     if (needsFinalizer || needsStamp) {
       claim = await this.store.updateClaim(
-        withMeta(claim, {
-          ...(needsFinalizer ? { finalizers: [...(claim.metadata.finalizers ?? []), CLAIM_PROTECTION_FINALIZER] } : {}),
+        withMeta(withFinalizer(claim, CLAIM_PROTECTION_FINALIZER), {
           ...(needsStamp ? { annotations: { ...claim.metadata.annotations, [PROVISIONER_ANNOTATION]: provisioner } } : {}),
         }),
       );
@@ -154,13 +153,7 @@ export class ClaimReconciler {
     const { namespace, name } = claim.metadata;
     for (const address of boundAddresses(claim, this.store.addressesReferencing(namespace!, name!))) {
       if (reclaimAction(address.spec.reclaimPolicy) === 'Delete') {
-        try {
-          await this.store.deleteAddress(address.metadata.name!);
-        } catch (error) {
-          if (!isNotFound(error)) {
-            throw error;
-          }
-        }
+        await ignoreNotFound(this.store.deleteAddress(address.metadata.name!));
         this.events.event(claim, 'Normal', 'AddressDeleted', `deleted IPAddress ${address.metadata.name} (reclaimPolicy Delete)`);
       } else if (address.status?.phase !== 'Released') {
         await this.store.updateAddressStatus({ ...address, status: { ...address.status, phase: 'Released' } });
@@ -168,7 +161,7 @@ export class ClaimReconciler {
       }
     }
     await this.store.updateClaim(
-      withMeta(claim, { finalizers: (claim.metadata.finalizers ?? []).filter((f) => f !== CLAIM_PROTECTION_FINALIZER) }),
+      withoutFinalizer(claim, CLAIM_PROTECTION_FINALIZER),
     );
   }
 

@@ -1,6 +1,6 @@
 /** AddressStore over informer caches (reads) and the API server (writes). */
 import type * as k8s from '@kubernetes/client-node';
-import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys,
+import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, requestedClassName,
   GROUP,
   VERSION,
   type IPAddress,
@@ -36,7 +36,7 @@ export class ClusterStore implements AddressStore {
     this.addresses = informer('ipaddresses', this.addressApi);
     this.classInformer = informer('ipaddressclasses', classApi);
     this.addresses.addIndex(CLAIM_REF_INDEX, claimRefIndexKeys);
-    this.claims.addIndex(UNBOUND_BY_CLASS, (c) => (c.status?.phase === 'Bound' ? [] : [c.spec.className || c.status?.className || '']));
+    this.claims.addIndex(UNBOUND_BY_CLASS, (c) => (c.status?.phase === 'Bound' ? [] : [requestedClassName(c) ?? '']));
     this.addresses.on({
       add: (a) => this.candidates.upsert(a),
       update: (_old, a) => this.candidates.upsert(a),

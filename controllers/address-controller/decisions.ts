@@ -10,6 +10,7 @@ import {
   CONDITION,
   DEFAULT_CLASS_ANNOTATION,
   nextCondition,
+  requestedClassName,
   type ClassResolutionFailure,
   type AddressPhase,
   type Condition,
@@ -37,7 +38,7 @@ export type ClassResolution =
 
 /** spec.className, then the sticky status.className, then the one default class. */
 export function resolveClass(claim: IPAddressClaim, classes: readonly IPAddressClass[]): ClassResolution {
-  const named = claim.spec.className || claim.status?.className;
+  const named = requestedClassName(claim);
   let found: IPAddressClass | undefined;
   if (named) {
     found = classes.find((c) => c.metadata.name === named);

@@ -6,13 +6,13 @@
  * completed by the next pass.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { BOUND_REASON, CONDITION,
+import { API_VERSION, BOUND_REASON, CONDITION,
   METALLB_TEARDOWN_FINALIZER,
   PROVISIONER_ANNOTATION,
   type IPAddress,
   type IPAddressClaim,
 } from '../../api/v1alpha1/index.js';
-import { boundAddresses, claimKey, requestedFamilies } from '../../api/v1alpha1/index.js';
+import { boundAddresses, claimKey, requestedFamilies, resolvedClassName } from '../../api/v1alpha1/index.js';
 import { familyOf, type Family } from '../../api/ip.js';
 import type { Controller, ReconcileResult } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
@@ -76,7 +76,7 @@ export class DriverClaimReconciler {
       await this.cleanupOrphans(namespace, name);
       return;
     }
-    const className = claim.status?.className || claim.spec.className;
+    const className = resolvedClassName(claim);
     const ipClass = className ? this.store.ipClass(className) : undefined;
     if (!ipClass || !servedBy(ipClass)) {
       return;
@@ -147,7 +147,7 @@ export class DriverClaimReconciler {
     if (!address) {
       try {
         address = await this.store.createAddress({
-          apiVersion: 'local.sdn.cozystack.io/v1alpha1',
+          apiVersion: API_VERSION,
           kind: 'IPAddress',
           metadata: { name: addressName, finalizers: [METALLB_TEARDOWN_FINALIZER] },
           spec: { className, address: ip, reclaimPolicy, claimRef: { namespace: namespace!, name: name!, uid }, source: { fromClass: {} } },

@@ -3,7 +3,7 @@
  * implementation over the cluster; the reconcilers see only this interface.
  */
 import * as k8s from '@kubernetes/client-node';
-import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, PROVISIONER_ANNOTATION,
+import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, resolvedClassName,
   GROUP,
   VERSION,
   type IPAddress,
@@ -11,7 +11,7 @@ import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, PROVISIONER_AN
   type IPAddressClass,
 } from '../../api/v1alpha1/index.js';
 import { Informer } from '../runtime/informer.js';
-import { CustomResourceClient, isNotFound, type KubeObject } from '../runtime/kube.js';
+import { CustomResourceClient, ignoreNotFound, isNotFound, type KubeObject } from '../runtime/kube.js';
 import type { Logger } from '../runtime/log.js';
 import type { DriverStore, MetallbObject } from './store.js';
 import { classNameOfPool, poolName } from './names.js';
@@ -87,7 +87,7 @@ export class DriverClusterStore implements DriverStore {
     this.addresses.addIndex(ADDRESS_BY_CLASS, (a) => [a.spec.className]);
     this.addresses.addIndex(ADDRESS_BY_PHASE, (a) => (a.status?.phase ? [a.status.phase] : []));
     this.claims.addIndex(WAITING_BY_CLASS, (c) =>
-      c.metadata.annotations?.[PROVISIONER_ANNOTATION] === DRIVER && c.status?.phase !== 'Bound' ? [c.status?.className || c.spec.className || ''] : [],
+      c.metadata.annotations?.[PROVISIONER_ANNOTATION] === DRIVER && c.status?.phase !== 'Bound' ? [resolvedClassName(c) ?? ''] : [],
     );
     this.addresses.addIndex(ADDRESS_BY_IP, (a) => [a.spec.address]);
     this.addresses.addIndex(CLAIM_REF_INDEX, claimRefIndexKeys);
@@ -97,7 +97,7 @@ export class DriverClusterStore implements DriverStore {
     });
     this.services.addIndex(SERVICE_BY_INGRESS, (s) => ingressIps(s));
     this.services.addIndex(SERVICE_BY_CLAIM, (s) => {
-      const claim = s.metadata?.annotations?.['local.sdn.cozystack.io/ip-address-claim'];
+      const claim = s.metadata?.annotations?.[IP_ADDRESS_CLAIM_ANNOTATION];
       return claim ? [`${s.metadata!.namespace}/${claim}`] : [];
     });
     this.services.addIndex(PLACEHOLDER_BY_ADDRESS, (s) =>
@@ -211,13 +211,7 @@ export class DriverClusterStore implements DriverStore {
     );
   }
   async deleteService(namespace: string, name: string): Promise<void> {
-    try {
-      await this.core.deleteNamespacedService({ namespace, name });
-    } catch (error) {
-      if (!isNotFound(error)) {
-        throw error;
-      }
-    }
+    await ignoreNotFound(this.core.deleteNamespacedService({ namespace, name }));
   }
   async createAddress(address: IPAddress): Promise<IPAddress> {
     return this.addresses.assume(await this.addressApi.create(address));

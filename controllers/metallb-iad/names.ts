@@ -1,6 +1,7 @@
 /** The names the driver gives what it creates: pools, IPAddresses, placeholders. One IP, one name. */
 import type { IPAddress } from '../../api/v1alpha1/index.js';
 import { canonicalIp } from '../../api/ip.js';
+import { isServiceName } from '../../api/names.js';
 
 const POOL_PREFIX = 'iad-';
 export const poolName = (className: string) => `${POOL_PREFIX}${className}`;
@@ -22,5 +23,5 @@ export const allocationPlaceholderName = (claimUid: string, family: 'IPv4' | 'IP
  */
 export function holdPlaceholderName(address: IPAddress): string {
   const name = `iad-${address.metadata.name}`;
-  return /^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(name) ? name : `iad-${ipObjectName(address.spec.address)}`;
+  return isServiceName(name) ? name : `iad-${ipObjectName(address.spec.address)}`;
 }

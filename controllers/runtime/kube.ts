@@ -154,3 +154,26 @@ export class CustomResourceClient<T extends KubeObject> {
 export function withMeta<T extends { metadata: object }>(object: T, metadata: Partial<T['metadata']>): T {
   return { ...object, metadata: { ...object.metadata, ...metadata } };
 }
+
+/** The object with a finalizer added (once). */
+export function withFinalizer<T extends { metadata: { finalizers?: string[] } }>(object: T, finalizer: string): T {
+  const finalizers = object.metadata.finalizers ?? [];
+  return finalizers.includes(finalizer) ? object : { ...object, metadata: { ...object.metadata, finalizers: [...finalizers, finalizer] } };
+}
+
+/** The object with a finalizer removed. */
+export function withoutFinalizer<T extends { metadata: { finalizers?: string[] } }>(object: T, finalizer: string): T {
+  return { ...object, metadata: { ...object.metadata, finalizers: (object.metadata.finalizers ?? []).filter((f) => f !== finalizer) } };
+}
+
+/** A delete (or read) whose object is already gone counts as done. */
+export async function ignoreNotFound<T>(request: Promise<T>): Promise<T | undefined> {
+  try {
+    return await request;
+  } catch (error) {
+    if (isNotFound(error)) {
+      return undefined;
+    }
+    throw error;
+  }
+}

@@ -4,6 +4,7 @@
  * (start the manager; on SIGTERM or SIGINT stop it and exit 0; on a fatal
  * error such as lost leadership stop it and exit 1).
  */
+import { isDnsLabel } from '../../api/names.js';
 import { hostname } from 'node:os';
 import * as k8s from '@kubernetes/client-node';
 import type { Argv } from 'yargs';
@@ -76,11 +77,9 @@ export async function parseFlags<T>(name: string, parser: Argv<T>, argv: readonl
  */
 export const DEFAULT_CONCURRENCY = 4;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
 /** A namespace flag must name a valid namespace (a DNS-1123 label), or the process does not start. */
 export function checkNamespaceFlag(flag: string, value: unknown): void {
-  if (typeof value !== 'string' || value.length > 63 || !DNS_LABEL.test(value)) {
+  if (typeof value !== 'string' || !isDnsLabel(value)) {
     throw new Error(`--${flag} ${JSON.stringify(value)}: not a namespace name (lowercase letters, digits and '-', at most 63)`);
   }
 }
