@@ -164,12 +164,7 @@ export const Helm = {
    * Helm references, so the result is always one quoted YAML scalar.
    */
   printf(format: string, ...operands: HelmOperand<Scalar>[]): HelmExpr<string> {
-    const expected = (format.replace(/%%/g, '').match(/%[vsdt]/g) ?? []).length;
-    if (expected !== operands.length) {
-      throw new Error(`printf format ${JSON.stringify(format)} takes ${expected} operands, got ${operands.length}`);
-    }
-    const args = operands.map(operandArg);
-    return new HelmExpr<string>(['printf', goString(format), ...args].join(' '), 'string');
+    return Helm.str(Pipeline.printf(format, ...operands));
   },
 } as const;
 
@@ -227,6 +222,14 @@ export type Templated<T> =
 
 /** Pipeline combinators for conditions and fallbacks. */
 export const Pipeline = {
+  /** A string assembled by Go's `printf`, for use inside another pipeline (see `Helm.printf`). */
+  printf(format: string, ...operands: HelmOperand<Scalar>[]): HelmOperand<string> {
+    const expected = (format.replace(/%%/g, '').match(/%[vsdt]/g) ?? []).length;
+    if (expected !== operands.length) {
+      throw new Error(`printf format ${JSON.stringify(format)} takes ${expected} operands, got ${operands.length}`);
+    }
+    return new HelmOperand<string>(['printf', goString(format), ...operands.map(operandArg)].join(' '));
+  },
   /** `value` when non-empty, else `fallback` (Sprig `default`). */
   orDefault<T>(value: HelmOperand<T>, fallback: HelmOperand<T>): HelmOperand<T> {
     return new HelmOperand<T>(`default ${operandArg(fallback)} ${operandArg(value)}`);
@@ -236,6 +239,14 @@ export const Pipeline = {
   },
   ne<T>(a: HelmOperand<T>, b: HelmOperand<T>): HelmOperand<boolean> {
     return new HelmOperand<boolean>(`ne ${operandArg(a)} ${operandArg(b)}`);
+  },
+  /**
+   * `value` as JSON text (Sprig `toJson`). A JSON list or map of strings is also a
+   * CEL literal: every escape Go's encoder writes (`\"`, `\\`, `\n`, `\u003c`, ...) is a CEL
+   * escape too, so values reach an admission expression without string-pasting.
+   */
+  toJson<T>(value: HelmOperand<T>): HelmOperand<string> {
+    return new HelmOperand<string>(`toJson ${operandArg(value)}`);
   },
 } as const;
 

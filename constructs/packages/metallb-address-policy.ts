@@ -1,9 +1,18 @@
 /**
  * The fence around MetalLB's own address annotations (docs/packaging.md
- * style): in `tenant-*` namespaces nobody but the metallb-iad driver may
- * introduce or change an annotation (or field) that makes MetalLB hand a
+ * style): in `tenant-*` namespaces nobody but the metallb-iad driver and the
+ * trusted callers the wrapper's values list (`admissionPolicy.trustedCallers`)
+ * may introduce or change an annotation (or field) that makes MetalLB hand a
  * Service a specific address or pool. Tenants ask for an address through
  * `local.sdn.cozystack.io/ip-address-claim` instead.
+ *
+ * The trusted callers are the platform's own principals (by default Cozystack's
+ * `trustedCaller` set: cluster admins and the cozy-system, cozy-cert-manager,
+ * cozy-fluxcd and kube-system ServiceAccounts), which write pins on tenants'
+ * behalf: a migration creating tenant Services, Flux applying a tenant's
+ * release, an admin pre-creating a Service. Refusing them breaks the platform;
+ * what an allowlisted principal pins is still refused by MetalLB when the
+ * address belongs to a class (its pool admits only the driver's carriers).
  *
  * The driver's carrier label is fenced alike: its pools admit only Services
  * that carry it.
@@ -17,7 +26,7 @@
 import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import { Construct } from 'constructs';
 import { IP_ADDRESS_CLAIM_ANNOTATION, METALLB_CARRIER_LABEL } from '../../api/v1alpha1/well-known.js';
-import { Helm, type HelmOperand } from '../helm/expr.js';
+import { Helm, Pipeline, type HelmOperand } from '../helm/expr.js';
 import { templatedObject } from '../helm/templated-object.js';
 
 export const POLICY_NAME = 'cozystack-metallb-address-policy';
@@ -52,40 +61,103 @@ export const FENCED_RESOURCES = ['services', 'services/status'] as const;
  */
 export const FENCED_LABELS = [METALLB_CARRIER_LABEL] as const;
 
-/** The policy's validations: a fenced key may only keep its old value (or go away). */
+/**
+ * The policy's validations: a fenced key may only keep its old value (or go
+ * away), unless a trusted caller asks. The allowlist is the CEL variable
+ * `trustedCaller` each validation ORs in, as Cozystack's own policies do,
+ * rather than a matchCondition: matchConditions cannot read variables, so the
+ * list would be restated there and again for the message; as a variable it is
+ * written once, evaluated (lazily) only when a fenced key actually changes, and
+ * the same variables say who may in the refusal. The driver's exemption stays a
+ * matchCondition: the driver never reaches the validations at all.
+ */
 export const FENCE_VALIDATIONS: readonly { expression: string; messageExpression: string; reason: 'Forbidden' }[] = [
   ...FENCED_ANNOTATIONS.map((key) => keptOnly('annotation', key)),
   ...FENCED_LABELS.map((key) => keptOnly('label', key)),
   {
-    expression: 'variables.loadBalancerIP == "" || variables.loadBalancerIP == variables.oldLoadBalancerIP',
-    messageExpression:
-      '"only the metallb-iad driver may set or change spec.loadBalancerIP on Services in namespace " + ' +
-      `object.metadata.namespace + ${cel(hint())}`,
+    expression:
+      '(variables.loadBalancerIP == "" || variables.loadBalancerIP == variables.oldLoadBalancerIP) || variables.trustedCaller',
+    messageExpression: refusal('spec.loadBalancerIP'),
     reason: 'Forbidden',
   },
 ];
 
-/** A metadata key that may only keep its old value, or go away. */
+/** A metadata key that may only keep its old value, or go away, unless a trusted caller asks. */
 function keptOnly(what: 'annotation' | 'label', key: string) {
   const [now, before] = what === 'annotation' ? ['variables.annotations', 'variables.oldAnnotations'] : ['variables.labels', 'variables.oldLabels'];
   return {
-    expression: `!(${cel(key)} in ${now}) || (${cel(key)} in ${before} && ${before}[${cel(key)}] == ${now}[${cel(key)}])`,
-    messageExpression:
-      `"only the metallb-iad driver may set or change the ${what} ${key} on Services in namespace " + ` +
-      `object.metadata.namespace + ${cel(hint())}`,
+    expression:
+      `(!(${cel(key)} in ${now}) || (${cel(key)} in ${before} && ${before}[${cel(key)}] == ${now}[${cel(key)}]))` +
+      ' || variables.trustedCaller',
+    messageExpression: refusal(`the ${what} ${key}`),
     reason: 'Forbidden' as const,
   };
+}
+
+/** The refusal: who asked, what, where, and who may (from the same variables the check reads). */
+function refusal(what: string): string {
+  return (
+    `request.userInfo.username + ${cel(` may not set or change ${what} on Services in namespace `)} + object.metadata.namespace + ` +
+    `": only " + variables.whoMay + ${cel(` may${hint()}`)}`
+  );
+}
+
+/** The allowlist's values, as Helm references. */
+export interface TrustedCallerOperands {
+  readonly usernames: HelmOperand<readonly string[]>;
+  readonly groups: HelmOperand<readonly string[]>;
+  readonly serviceAccounts: HelmOperand<readonly { readonly namespace: string; readonly name: string }[]>;
+}
+
+/** The username a ServiceAccount authenticates as (`system:serviceaccount:<namespace>:<name>`), in CEL. */
+const SERVICE_ACCOUNT_USERNAME = '"system:serviceaccount:" + sa.namespace + ":" + sa.name';
+
+/**
+ * The variables of the allowlist. Its lists come from values through `toJson`,
+ * which writes CEL list literals (see Pipeline.toJson); ServiceAccounts become
+ * usernames, so one `in` covers both.
+ */
+function trustedCallerVariables(driverUsername: HelmOperand<string>, trusted: TrustedCallerOperands) {
+  const list = (name: string) => `(size(${name}) == 0 ? "none" : ${name}.join(", "))`;
+  return [
+    { name: 'driver', expression: Helm.str(Pipeline.toJson(driverUsername)) },
+    { name: 'trustedGroups', expression: Helm.str(Pipeline.toJson(trusted.groups)) },
+    {
+      name: 'trustedUsernames',
+      // dyn(): the empty list (the default) has no element type, and a checker may refuse `sa.namespace` on it.
+      expression: Helm.printf(
+        `%s + dyn(%s).map(sa, ${SERVICE_ACCOUNT_USERNAME})`,
+        Pipeline.toJson(trusted.usernames),
+        Pipeline.toJson(trusted.serviceAccounts),
+      ),
+    },
+    {
+      name: 'trustedCaller',
+      expression:
+        'request.userInfo.username in variables.trustedUsernames || ' +
+        '(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in variables.trustedGroups))',
+    },
+    {
+      // Read only by the refusals' messages.
+      name: 'whoMay',
+      expression:
+        '"the metallb-iad driver (" + variables.driver + ") and admissionPolicy.trustedCallers (users: " + ' +
+        `${list('variables.trustedUsernames')} + "; groups: " + ${list('variables.trustedGroups')} + ")"`,
+    },
+  ];
 }
 
 /** Only tenant namespaces are fenced; `cozy-*` namespaces are trusted, as in Cozystack's own policies. */
 export const TENANT_NAMESPACE_CONDITION = { name: 'tenant-namespace', expression: 'object.metadata.namespace.startsWith("tenant-")' };
 
+/** The driver's username: its ServiceAccount's. */
+function driverUsername(namespace: HelmOperand<string>, serviceAccount: HelmOperand<string>): HelmOperand<string> {
+  return Pipeline.printf('system:serviceaccount:%s:%s', namespace, serviceAccount);
+}
+
 /** The driver's exemption, by ServiceAccount username. */
-export function driverCondition(namespace: HelmOperand<string>, serviceAccount: HelmOperand<string>) {
-  return {
-    name: 'not-the-driver',
-    expression: Helm.printf('request.userInfo.username != "system:serviceaccount:%s:%s"', namespace, serviceAccount),
-  };
+export function driverCondition(username: HelmOperand<string>) {
+  return { name: 'not-the-driver', expression: Helm.printf('request.userInfo.username != %s', Pipeline.toJson(username)) };
 }
 
 export interface MetallbAddressPolicyProps {
@@ -93,6 +165,8 @@ export interface MetallbAddressPolicyProps {
   readonly driverNamespace: HelmOperand<string>;
   /** Name of the driver's ServiceAccount. */
   readonly driverServiceAccount: HelmOperand<string>;
+  /** Who else may set or change the fenced keys. */
+  readonly trustedCallers: TrustedCallerOperands;
 }
 
 const LABELS = { 'internal.cozystack.io/managed-by-cozystack': '' };
@@ -100,6 +174,7 @@ const LABELS = { 'internal.cozystack.io/managed-by-cozystack': '' };
 export class MetallbAddressPolicy extends Construct {
   constructor(scope: Construct, id: string, props: MetallbAddressPolicyProps) {
     super(scope, id);
+    const driver = driverUsername(props.driverNamespace, props.driverServiceAccount);
     templatedObject<V1ValidatingAdmissionPolicy>(this, 'Policy', {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingAdmissionPolicy',
@@ -111,7 +186,7 @@ export class MetallbAddressPolicy extends Construct {
             { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: [...FENCED_RESOURCES] },
           ],
         },
-        matchConditions: [TENANT_NAMESPACE_CONDITION, driverCondition(props.driverNamespace, props.driverServiceAccount)],
+        matchConditions: [TENANT_NAMESPACE_CONDITION, driverCondition(driver)],
         variables: [
           {
             name: 'annotations',
@@ -138,6 +213,7 @@ export class MetallbAddressPolicy extends Construct {
             expression:
               'oldObject != null && has(oldObject.spec.loadBalancerIP) ? oldObject.spec.loadBalancerIP : ""',
           },
+          ...trustedCallerVariables(driver, props.trustedCallers),
         ],
         validations: [...FENCE_VALIDATIONS],
       },

@@ -8,13 +8,57 @@ import { defineValues } from '../helm/values.js';
 import { IMAGES, imageValues } from '../images.js';
 import { MetallbAddressPolicy } from './metallb-address-policy.js';
 import { INSTALL } from './sources.js';
-import { fenceGateSuite, fenceNotesSuites, fenceRequiredSuite, fenceSuite, operatorInstallSuite, VAP_API } from './unit-tests.js';
+import { fenceAllowlistSuite, fenceGateSuite, fenceNotesSuites, fenceRequiredSuite, fenceSuite, operatorInstallSuite, VAP_API } from './unit-tests.js';
 import { vendoredChartValues, WrapperChart } from './wrapper-chart.js';
 
 /** Cozystack runs MetalLB in cozy-metallb, not upstream's metallb-system. */
 export const COZY_METALLB_NAMESPACE = 'cozy-metallb';
 
 const NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+/** A DNS subdomain, as a ServiceAccount's name is. */
+const SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+/**
+ * A username or group as the apiserver compares it: exactly, so leading or
+ * trailing blanks (a copy-paste slip) would match nobody and are refused.
+ */
+const PRINCIPAL = Type.String({ minLength: 1, pattern: '^\\S(.*\\S)?$' });
+
+/**
+ * Cozystack's `trustedCaller` set (packages/system/cozystack-basics, the
+ * gateway and tenant host policies): cluster admins and the ServiceAccounts of
+ * the platform's own namespaces, Flux's included.
+ */
+export const COZYSTACK_TRUSTED_GROUPS = [
+  'system:masters',
+  'system:serviceaccounts:cozy-system',
+  'system:serviceaccounts:cozy-cert-manager',
+  'system:serviceaccounts:cozy-fluxcd',
+  'system:serviceaccounts:kube-system',
+] as const;
+
+const trustedCallersSchema = Type.Object(
+  {
+    usernames: Type.Array(PRINCIPAL, { description: 'Usernames, compared exactly (request.userInfo.username).' }),
+    groups: Type.Array(PRINCIPAL, {
+      description: 'Groups: a request from a member of any of them is trusted (request.userInfo.groups).',
+    }),
+    serviceAccounts: Type.Array(
+      Type.Object(
+        {
+          namespace: Type.String({ pattern: NAME, maxLength: 63 }),
+          name: Type.String({ pattern: SUBDOMAIN, maxLength: 253 }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'ServiceAccounts, each {namespace, name}: its username system:serviceaccount:<namespace>:<name>.' },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Who besides the driver may set or change the fenced keys in tenant namespaces. The default is Cozystack's trustedCaller set; a list given in values replaces the default list.",
+  },
+);
 
 export const metallbIadPackageValuesSchema = Type.Object(
   {
@@ -28,8 +72,9 @@ export const metallbIadPackageValuesSchema = Type.Object(
             }),
             name: Type.String({ pattern: NAME, maxLength: 253, description: 'Name of the driver ServiceAccount.' }),
           },
-          { additionalProperties: false, description: 'The one identity allowed to pin MetalLB addresses in tenant namespaces.' },
+          { additionalProperties: false, description: "The driver's ServiceAccount: always allowed to pin MetalLB addresses in tenant namespaces." },
         ),
+        trustedCallers: trustedCallersSchema,
         required: Type.Boolean({
           description:
             'Fail the render when the cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, instead of installing without the fence (a NOTES.txt warning).',
@@ -45,7 +90,11 @@ export type MetallbIadPackageValues = Static<typeof metallbIadPackageValuesSchem
 export function metallbIadPackageDefaults(): MetallbIadPackageValues {
   return {
     [METALLB_IAD]: { image: imageValues(IMAGES.metallbIad), metallbNamespace: COZY_METALLB_NAMESPACE },
-    admissionPolicy: { driverServiceAccount: { namespace: '', name: METALLB_IAD }, required: false },
+    admissionPolicy: {
+      driverServiceAccount: { namespace: '', name: METALLB_IAD },
+      trustedCallers: { usernames: [], groups: [...COZYSTACK_TRUSTED_GROUPS], serviceAccounts: [] },
+      required: false,
+    },
   };
 }
 
@@ -68,6 +117,11 @@ export class MetallbIadPackage extends WrapperChart<typeof metallbIadPackageValu
     new MetallbAddressPolicy(file, 'Policy', {
       driverNamespace: Pipeline.orDefault(v('admissionPolicy.driverServiceAccount.namespace'), Release.namespace),
       driverServiceAccount: v('admissionPolicy.driverServiceAccount.name'),
+      trustedCallers: {
+        usernames: v('admissionPolicy.trustedCallers.usernames'),
+        groups: v('admissionPolicy.trustedCallers.groups'),
+        serviceAccounts: v('admissionPolicy.trustedCallers.serviceAccounts'),
+      },
     });
 
     // Where the fence cannot render, say so: a fail when the platform requires it, else a NOTES.txt warning.
@@ -81,6 +135,7 @@ export class MetallbIadPackage extends WrapperChart<typeof metallbIadPackageValu
     const metallbNamespace = driver.metallbNamespace ?? upstreamDefaults.metallbNamespace;
     const placeholderNamespace = (driver.placeholderNamespace ?? upstreamDefaults.placeholderNamespace) || release.namespace;
     const sa = values.admissionPolicy.driverServiceAccount;
+    const fence = { driverNamespace: sa.namespace || release.namespace, driverServiceAccount: sa.name, trustedCallers: values.admissionPolicy.trustedCallers };
     this.addUnitTests('metallb-iad_test.yaml', [
       operatorInstallSuite(METALLB_IAD, values[METALLB_IAD], release, [
         `--metallb-namespace=${metallbNamespace}`,
@@ -88,7 +143,8 @@ export class MetallbIadPackage extends WrapperChart<typeof metallbIadPackageValu
       ]),
     ]);
     this.addUnitTests('metallb-address-policy_test.yaml', [
-      fenceSuite(release, { driverNamespace: sa.namespace || release.namespace, driverServiceAccount: sa.name }),
+      fenceSuite(release, fence),
+      fenceAllowlistSuite(release, fence),
       fenceGateSuite(release),
       fenceRequiredSuite(release),
       ...fenceNotesSuites(release),

@@ -119,6 +119,18 @@ export interface FenceExpectation {
   /** `system:serviceaccount:<ns>:<name>` of the driver as the package's values render it. */
   readonly driverNamespace: string;
   readonly driverServiceAccount: string;
+  /** `admissionPolicy.trustedCallers` as the package was synthesized with. */
+  readonly trustedCallers: {
+    readonly usernames: readonly string[];
+    readonly groups: readonly string[];
+    readonly serviceAccounts: readonly { readonly namespace: string; readonly name: string }[];
+  };
+}
+
+/** The trustedUsernames variable as helm renders it from these lists (toJson: keys sorted, no spaces). */
+function trustedUsernamesExpression(usernames: readonly string[], serviceAccounts: FenceExpectation['trustedCallers']['serviceAccounts']): string {
+  const accounts = serviceAccounts.map((sa) => ({ name: sa.name, namespace: sa.namespace }));
+  return `${JSON.stringify(usernames)} + dyn(${JSON.stringify(accounts)}).map(sa, "system:serviceaccount:" + sa.namespace + ":" + sa.name)`;
 }
 
 /** The fence, with the ValidatingAdmissionPolicy API served. */
@@ -148,7 +160,7 @@ export function fenceSuite(release: Release, driver: FenceExpectation): UnitTest
         ],
       },
       {
-        it: 'exempts the driver ServiceAccount alone',
+        it: 'exempts the driver ServiceAccount before any validation',
         documentSelector: policy,
         asserts: [
           {
@@ -168,7 +180,7 @@ export function fenceSuite(release: Release, driver: FenceExpectation): UnitTest
         ],
       },
       ...FENCE_VALIDATIONS.map((validation, index) => ({
-        it: `compares old and new value: ${validation.messageExpression.match(/may set or change (the annotation |the label )?(\S+)/)?.[2]}`,
+        it: `compares old and new value unless a trusted caller asks: ${validation.messageExpression.match(/may not set or change (the annotation |the label )?(\S+)/)?.[2]}`,
         documentSelector: policy,
         asserts: [{ equal: { path: `spec.validations[${index}]`, value: validation } }],
       })),
@@ -180,6 +192,62 @@ export function fenceSuite(release: Release, driver: FenceExpectation): UnitTest
           { equal: { path: 'spec.validationActions', value: ['Deny'] } },
         ],
       },
+    ],
+  };
+}
+
+/**
+ * The allowlist: who besides the driver may set or change the fenced keys. It
+ * renders into CEL variables each validation reads; values narrow or widen it,
+ * and the schema refuses a malformed entry naming the key.
+ */
+export function fenceAllowlistSuite(release: Release, driver: FenceExpectation): UnitTestSuite {
+  const policy = { path: 'kind', value: 'ValidatingAdmissionPolicy' };
+  const { usernames, groups, serviceAccounts } = driver.trustedCallers;
+  const variable = (name: string, expression: string) => ({ contains: { path: 'spec.variables', content: { name, expression } } });
+  const narrowed = groups.filter((g) => g !== 'system:masters');
+  const argo = { namespace: 'argocd', name: 'argocd-application-controller' };
+  const refused = (it: string, set: Record<string, unknown>, pattern: string) => ({ it, set, asserts: [{ failedTemplate: { errorPattern: pattern } }] });
+  return {
+    suite: 'who besides the driver may pin: admissionPolicy.trustedCallers',
+    templates: ['templates/metallb-address-policy.yaml'],
+    release,
+    set: OPERATOR_VALUES,
+    capabilities: { apiVersions: [VAP_API] },
+    tests: [
+      {
+        it: `trusts the groups ${groups.join(', ') || '(none)'} and the users ${[...usernames, ...serviceAccounts.map((sa) => `${sa.namespace}/${sa.name}`)].join(', ') || '(none)'}`,
+        documentSelector: policy,
+        asserts: [
+          variable('trustedGroups', JSON.stringify(groups)),
+          variable('trustedUsernames', trustedUsernamesExpression(usernames, serviceAccounts)),
+          variable(
+            'trustedCaller',
+            'request.userInfo.username in variables.trustedUsernames || (has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in variables.trustedGroups))',
+          ),
+        ],
+      },
+      {
+        it: 'narrows: system:masters dropped from the groups',
+        documentSelector: policy,
+        set: { 'admissionPolicy.trustedCallers.groups': narrowed },
+        asserts: [variable('trustedGroups', JSON.stringify(narrowed))],
+      },
+      {
+        it: 'widens: an Argo CD ServiceAccount and a username',
+        documentSelector: policy,
+        set: { 'admissionPolicy.trustedCallers.serviceAccounts': [argo], 'admissionPolicy.trustedCallers.usernames': ['ops@example.org'] },
+        asserts: [variable('trustedUsernames', trustedUsernamesExpression(['ops@example.org'], [argo]))],
+      },
+      // helm 3 and helm-unittest word schema errors differently; each pattern names the key either way.
+      refused('refuses a list of the wrong type', { 'admissionPolicy.trustedCallers.groups': 'system:masters' }, 'admissionPolicy[./]trustedCallers[./]groups'),
+      refused('refuses an unknown key', { 'admissionPolicy.trustedCallers.users': ['alice'] }, 'admissionPolicy[./]trustedCallers[\\s\\S]*users'),
+      refused('refuses an empty group', { 'admissionPolicy.trustedCallers.groups': [''] }, 'admissionPolicy[./]trustedCallers[./]groups[./]0'),
+      refused(
+        'refuses a ServiceAccount without namespace',
+        { 'admissionPolicy.trustedCallers.serviceAccounts': [{ name: argo.name }] },
+        'admissionPolicy[./]trustedCallers[./]serviceAccounts[./]0[\\s\\S]*namespace',
+      ),
     ],
   };
 }

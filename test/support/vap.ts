@@ -17,6 +17,8 @@ export interface AdmissionRequest {
   readonly object: unknown;
   readonly oldObject: unknown;
   readonly username: string;
+  /** request.userInfo.groups; none by default. */
+  readonly groups?: readonly string[];
 }
 
 export type Verdict = { matched: false } | { matched: true; allowed: boolean; messages: string[] };
@@ -25,7 +27,7 @@ export function admit(policy: Policy, request: AdmissionRequest): Verdict {
   const context: Record<string, unknown> = {
     object: request.object,
     oldObject: request.oldObject,
-    request: { userInfo: { username: request.username, groups: [] } },
+    request: { userInfo: { username: request.username, groups: [...(request.groups ?? [])] } },
   };
   for (const condition of policy.spec.matchConditions ?? []) {
     if (evaluate(condition.expression, context) !== true) {

@@ -175,6 +175,16 @@ describe('bad input: one line on stderr, non-zero exit, the output untouched', (
       ['--set', 'metallb-iad.controller.replicas=2', '--set', 'metallb-iad.controller.leaderElect=false'],
       /^synth: --set metallb-iad\.controller\.leaderElect=false: metallb-iad\.controller\.replicas: must be <= 1 \(more than one replica needs leaderElect: true\)/,
     ],
+    [
+      'a fence allowlist ServiceAccount without namespace',
+      ['--set', 'cozy-metallb-iad.admissionPolicy.trustedCallers.serviceAccounts[0].name=argocd-application-controller'],
+      /^synth: --set .*: cozy-metallb-iad\.admissionPolicy\.trustedCallers\.serviceAccounts\.0\.namespace: is required/,
+    ],
+    [
+      'an empty fence allowlist group',
+      ['--set-string', 'cozy-metallb-iad.admissionPolicy.trustedCallers.groups[0]='],
+      /^synth: --set-string .*: cozy-metallb-iad\.admissionPolicy\.trustedCallers\.groups\.0: must NOT have fewer than 1 characters/,
+    ],
     ['a malformed --set', ['--set', 'replicas'], /^synth: --set replicas: key "replicas" has no value \(expected key=value\)\n$/],
     ['a --set without a chart', ['--set', 'replicas=2'], /^synth: --set replicas=2: key "replicas": expected <chart>\.<path>=<value>\n$/],
     ['an image tag without digest', ['--set', 'address-controller.image.tag=v1.0.0'], /address-controller\.image\.tag: must match pattern/],

@@ -120,6 +120,10 @@ describe('Helm placeholders', () => {
     expect(Pipeline.and(v('controller.on'), Pipeline.ne(v('image.tag'), Release.name)).text).toBe(
       'and .Values.controller.on (ne .Values.image.tag .Release.Name)',
     );
+    // toJson hands a value to CEL as a literal; printf nests inside another pipeline.
+    expect(Helm.printf('x != %s', Pipeline.toJson(Pipeline.printf('a:%s', v('image.tag')))).pipeline).toBe(
+      'printf "x != %s" (toJson (printf "a:%s" .Values.image.tag))',
+    );
   });
 
   it('refuses placeholders in files Helm does not template', () => {

@@ -1,7 +1,12 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
 import { FENCED_ANNOTATIONS, FENCED_LABELS, POLICY_NAME } from '../../../constructs/packages/metallb-address-policy.js';
-import { renderChart, type KubeObject } from '../../support/helm.js';
+import { COZYSTACK_TRUSTED_GROUPS } from '../../../constructs/packages/metallb-iad-package.js';
+import { synthesize } from '../../../synth/artifact.js';
+import { helm, renderChart, type KubeObject } from '../../support/helm.js';
 import { synthesizedArtifact } from '../../support/synth.js';
 import { admit } from '../../support/vap.js';
 
@@ -9,6 +14,11 @@ const VAP_API = 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
 const chart = () => join(synthesizedArtifact(), 'packages', 'system', 'metallb-iad');
 const DRIVER = 'system:serviceaccount:cozy-metallb-iad:metallb-iad';
 const TENANT = 'tenant-a-admin';
+/** Who may, as the default values render it into each refusal. */
+const DEFAULT_WHO_MAY =
+  `the metallb-iad driver (${DRIVER}) and admissionPolicy.trustedCallers (users: none; groups: ` +
+  'system:masters, system:serviceaccounts:cozy-system, system:serviceaccounts:cozy-cert-manager, system:serviceaccounts:cozy-fluxcd, system:serviceaccounts:kube-system)';
+const HINT = 'ask for an address with the annotation local.sdn.cozystack.io/ip-address-claim instead';
 
 function service(namespace: string, annotations?: Record<string, string>, spec: Record<string, unknown> = {}) {
   return {
@@ -104,16 +114,13 @@ describe('the MetalLB annotation fence', () => {
     }
   });
 
-  it('names the annotation and the namespace when it denies', () => {
+  it('names who asked, the annotation, the namespace and who may when it denies', () => {
     for (const key of FENCED_ANNOTATIONS) {
       const verdict = admit(policy, { object: service('tenant-b', { [key]: 'x' }), oldObject: null, username: TENANT });
       expect(verdict).toEqual({
         matched: true,
         allowed: false,
-        messages: [
-          `only the metallb-iad driver may set or change the annotation ${key} on Services in namespace tenant-b; ` +
-            'ask for an address with the annotation local.sdn.cozystack.io/ip-address-claim instead',
-        ],
+        messages: [`${TENANT} may not set or change the annotation ${key} on Services in namespace tenant-b: only ${DEFAULT_WHO_MAY} may; ${HINT}`],
       });
     }
   });
@@ -124,10 +131,16 @@ describe('the MetalLB annotation fence', () => {
     expect(verdict).toEqual({
       matched: true,
       allowed: false,
-      messages: [
-        `only the metallb-iad driver may set or change the label ${CARRIER} on Services in namespace tenant-b; ` +
-          'ask for an address with the annotation local.sdn.cozystack.io/ip-address-claim instead',
-      ],
+      messages: [`${TENANT} may not set or change the label ${CARRIER} on Services in namespace tenant-b: only ${DEFAULT_WHO_MAY} may; ${HINT}`],
+    });
+  });
+
+  it('names spec.loadBalancerIP when it denies', () => {
+    const verdict = admit(policy, { object: service('tenant-b', undefined, { loadBalancerIP: '203.0.113.7' }), oldObject: null, username: TENANT });
+    expect(verdict).toEqual({
+      matched: true,
+      allowed: false,
+      messages: [`${TENANT} may not set or change spec.loadBalancerIP on Services in namespace tenant-b: only ${DEFAULT_WHO_MAY} may; ${HINT}`],
     });
   });
 
@@ -147,5 +160,149 @@ describe('the MetalLB annotation fence', () => {
     const request = { object: service('tenant-a', pin), oldObject: null };
     expect(admit(custom, { ...request, username: 'system:serviceaccount:iad:driver' }).matched).toBe(false);
     expect(admit(custom, { ...request, username: DRIVER })).toMatchObject({ matched: true, allowed: false });
+  });
+});
+
+/** A principal as the apiserver authenticates it. */
+interface Principal {
+  readonly username: string;
+  readonly groups: readonly string[];
+}
+const serviceAccount = (namespace: string, name: string): Principal => ({
+  username: `system:serviceaccount:${namespace}:${name}`,
+  groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`, 'system:authenticated'],
+});
+const user = (username: string, ...groups: string[]): Principal => ({ username, groups: [...groups, 'system:authenticated'] });
+
+const MIGRATION_HOOK = serviceAccount('cozy-system', 'cozystack-migration-hook');
+const CLUSTER_ADMIN = user('kubernetes-admin', 'system:masters');
+const ARGO_CONTROLLER = serviceAccount('argocd', 'argocd-application-controller');
+const OPS = user('ops@example.org', 'ops');
+
+/** Cozystack's trustedCaller set, restated: the default must follow it exactly. */
+const DEFAULT_TRUSTED: [string, Principal][] = [
+  ['system:masters', CLUSTER_ADMIN],
+  ['system:serviceaccounts:cozy-system', MIGRATION_HOOK],
+  ['system:serviceaccounts:cozy-cert-manager', serviceAccount('cozy-cert-manager', 'cert-manager')],
+  ['system:serviceaccounts:cozy-fluxcd', serviceAccount('cozy-fluxcd', 'helm-controller')],
+  ['system:serviceaccounts:kube-system', serviceAccount('kube-system', 'generic-garbage-collector')],
+];
+
+const NOT_TRUSTED: [string, Principal][] = [
+  ['a tenant user', user('alice', 'tenant-a-admin')],
+  ['a tenant ServiceAccount', serviceAccount('tenant-a', 'deployer')],
+  ['a ServiceAccount of another cozy-* namespace', serviceAccount('cozy-monitoring', 'vmagent')],
+  ["a ServiceAccount of the driver's namespace that is not the driver", serviceAccount('cozy-metallb-iad', 'other')],
+  ['a user whose name spells a trusted group (groups are compared as groups)', user('system:masters')],
+  ['a user with no groups at all', { username: 'nobody', groups: [] }],
+];
+
+/** The writes a trusted caller makes in the real tree: a legacy pin (migration 29), spec.loadBalancerIP (the gateway README), the carrier label. */
+const WRITES: [string, unknown, unknown][] = [
+  ['create with metallb.universe.tf/loadBalancerIPs', service('tenant-a', { 'metallb.universe.tf/loadBalancerIPs': '203.0.113.7' }), null],
+  ['create with spec.loadBalancerIP', service('tenant-a', undefined, { loadBalancerIP: '203.0.113.7' }), null],
+  ['change a pin', service('tenant-a', { 'metallb.io/loadBalancerIPs': '203.0.113.8' }), service('tenant-a', { 'metallb.io/loadBalancerIPs': '203.0.113.7' })],
+  ['introduce the carrier label', labelled(service('tenant-a'), CARRIER), service('tenant-a')],
+];
+
+const policyOf = (...args: string[]) =>
+  renderChart(chart(), '--namespace', 'cozy-metallb-iad', '--api-versions', VAP_API, ...args).find((o) => o.kind === 'ValidatingAdmissionPolicy') as KubeObject & {
+    spec: { variables: { name: string; expression: string }[]; validations: { expression: string }[] };
+  };
+const valuesFile = (values: unknown) => {
+  const file = join(mkdtempSync(join(tmpdir(), 'fence-values-')), 'values.yaml');
+  writeFileSync(file, stringify(values));
+  return file;
+};
+const verdicts = (policy: ReturnType<typeof policyOf>, principal: Principal) =>
+  WRITES.map(([what, object, oldObject]) => [what, admit(policy, { object, oldObject, ...principal })] as const);
+
+describe('who besides the driver may pin: admissionPolicy.trustedCallers', () => {
+  let policy: ReturnType<typeof policyOf>;
+  beforeAll(() => {
+    policy = policyOf();
+  });
+
+  it("defaults to Cozystack's trustedCaller set exactly: five groups, no usernames, no ServiceAccounts", () => {
+    expect([...COZYSTACK_TRUSTED_GROUPS]).toEqual(DEFAULT_TRUSTED.map(([group]) => group));
+    const variable = (name: string) => policy.spec.variables.find((v) => v.name === name)?.expression;
+    expect(variable('trustedGroups')).toBe(JSON.stringify(DEFAULT_TRUSTED.map(([group]) => group)));
+    expect(variable('trustedUsernames')).toBe('[] + dyn([]).map(sa, "system:serviceaccount:" + sa.namespace + ":" + sa.name)');
+  });
+
+  it.each(DEFAULT_TRUSTED)('a member of %s is admitted by default', (_group, principal) => {
+    for (const [what, verdict] of verdicts(policy, principal)) {
+      expect(verdict, what).toMatchObject({ matched: true, allowed: true });
+    }
+  });
+
+  it.each(NOT_TRUSTED)('%s is refused by default, named in the message', (_name, principal) => {
+    for (const [what, verdict] of verdicts(policy, principal)) {
+      expect(verdict, what).toMatchObject({ matched: true, allowed: false });
+      const messages = (verdict as { messages: string[] }).messages;
+      expect(messages).toHaveLength(1);
+      expect(messages[0]!.startsWith(`${principal.username} may not set or change `), what).toBe(true);
+      expect(messages[0], what).toContain(`: only ${DEFAULT_WHO_MAY} may; `);
+    }
+  });
+
+  it('narrowed through values (system:masters dropped): a cluster admin is refused, the platform ServiceAccounts still admitted', () => {
+    const narrowed = DEFAULT_TRUSTED.map(([group]) => group).filter((g) => g !== 'system:masters');
+    const custom = policyOf('--set', `admissionPolicy.trustedCallers.groups={${narrowed.join(',')}}`);
+    for (const [what, verdict] of verdicts(custom, CLUSTER_ADMIN)) {
+      expect(verdict, what).toMatchObject({ matched: true, allowed: false });
+      expect((verdict as { messages: string[] }).messages[0], what).toMatch(
+        new RegExp(`^kubernetes-admin may not .*\\(users: none; groups: ${narrowed.join(', ')}\\) may; `),
+      );
+    }
+    for (const [what, verdict] of verdicts(custom, MIGRATION_HOOK)) {
+      expect(verdict, what).toMatchObject({ matched: true, allowed: true });
+    }
+  });
+
+  it('widened through values (an Argo CD ServiceAccount, a username): those are admitted, a neighbour of theirs is not', () => {
+    const custom = policyOf(
+      '-f',
+      valuesFile({ admissionPolicy: { trustedCallers: { usernames: ['ops@example.org'], serviceAccounts: [{ namespace: 'argocd', name: 'argocd-application-controller' }] } } }),
+    );
+    for (const principal of [ARGO_CONTROLLER, OPS, CLUSTER_ADMIN]) {
+      for (const [what, verdict] of verdicts(custom, principal)) {
+        expect(verdict, `${principal.username}: ${what}`).toMatchObject({ matched: true, allowed: true });
+      }
+    }
+    const refused = verdicts(custom, serviceAccount('argocd', 'argocd-server'))[0]![1];
+    expect(refused).toMatchObject({ matched: true, allowed: false });
+    expect((refused as { messages: string[] }).messages[0]).toContain(
+      '(users: ops@example.org, system:serviceaccount:argocd:argocd-application-controller; groups: system:masters, ',
+    );
+  });
+
+  it('escapes what values carry: a username with quotes and angle brackets is one CEL string, compared exactly', () => {
+    const odd = 'o"dd<user>\\x';
+    const custom = policyOf('-f', valuesFile({ admissionPolicy: { trustedCallers: { usernames: [odd], groups: [] } } }));
+    expect(verdicts(custom, user(odd))[0]![1]).toMatchObject({ matched: true, allowed: true });
+    const refused = verdicts(custom, CLUSTER_ADMIN)[0]![1];
+    expect((refused as { messages: string[] }).messages[0]).toContain(`(users: ${odd}; groups: none) may`);
+  });
+
+  // Each pattern names the key as both helm and synth word it (their messages differ).
+  const MALFORMED: [string, unknown, RegExp][] = [
+    ['a wrong type', { groups: 'system:masters' }, /admissionPolicy[./]trustedCallers[./]groups\W.*array/],
+    ['an unknown key', { users: ['alice'] }, /admissionPolicy[./]trustedCallers\W.*users/],
+    ['an empty string', { groups: [''] }, /admissionPolicy[./]trustedCallers[./]groups[./]0\W/],
+    ['blanks around a name', { usernames: [' alice'] }, /admissionPolicy[./]trustedCallers[./]usernames[./]0\W.*pattern/],
+    ['a ServiceAccount without namespace', { serviceAccounts: [{ name: 'argocd-application-controller' }] }, /admissionPolicy[./]trustedCallers[./]serviceAccounts[./]0\W.*namespace/],
+    ['a ServiceAccount with an unknown key', { serviceAccounts: [{ namespace: 'argocd', name: 'x', kind: 'User' }] }, /admissionPolicy[./]trustedCallers[./]serviceAccounts[./]0\W.*kind/],
+  ];
+
+  it.each(MALFORMED)('helm refuses %s, naming the key', (_name, trustedCallers, message) => {
+    const result = helm('template', 'release', chart(), '--namespace', 'cozy-metallb-iad', '-f', valuesFile({ admissionPolicy: { trustedCallers } }));
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toMatch(message);
+  });
+
+  it.each(MALFORMED)('synth refuses %s, naming the key', (_name, trustedCallers, message) => {
+    const file = valuesFile({ 'cozy-metallb-iad': { admissionPolicy: { trustedCallers } } });
+    expect(() => synthesize({ valuesFiles: [file] })).toThrow(new RegExp(`^${file}: cozy-metallb-iad\\.${message.source}`));
   });
 });
