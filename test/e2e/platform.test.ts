@@ -271,7 +271,7 @@ describe('the MetalLB annotation fence', () => {
     await expectRejected(
       alice.core.createNamespacedService({ namespace: 'tenant-a', body: service('tenant-a', 'pinned', PIN) }),
       403,
-      'only the metallb-iad driver may set or change the annotation metallb.io/loadBalancerIPs on Services in namespace tenant-a',
+      `${ALICE} may not set or change the annotation metallb.io/loadBalancerIPs on Services in namespace tenant-a: only the metallb-iad driver (${DRIVER}) and admissionPolicy.trustedCallers`,
     );
     await expectRejected(
       alice.core.createNamespacedService({ namespace: 'tenant-a', body: service('tenant-a', 'pooled', { 'metallb.io/address-pool': 'iad-public' }) }),
@@ -299,12 +299,12 @@ describe('the MetalLB annotation fence', () => {
     await expectRejected(alice.core.replaceNamespacedService({ name: 'web', namespace: 'tenant-a', body: relabelled }), 403, 'metallb.io/loadBalancerIPs');
   });
 
-  scenario('exempts the driver alone: another service account of its namespace, or a tenant one, is refused', async () => {
+  scenario('exempts the driver, not its namespace: another service account of its namespace, or a tenant one, is refused', async () => {
     for (const [user, name] of [[NEIGHBOUR_SA, 'by-neighbour'], [TENANT_SA, 'by-tenant-sa']] as const) {
       await expectRejected(
         apis(cluster.client(user)).core.createNamespacedService({ namespace: 'tenant-a', body: service('tenant-a', name, PIN) }),
         403,
-        'only the metallb-iad driver may set or change the annotation metallb.io/loadBalancerIPs',
+        `${user} may not set or change the annotation metallb.io/loadBalancerIPs`,
       );
     }
   });

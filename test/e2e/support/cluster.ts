@@ -1,8 +1,8 @@
 /**
  * A real control plane on loopback: etcd, kube-apiserver (RBAC, static tokens,
  * ValidatingAdmissionPolicy on by default in 1.34) and, on request,
- * kube-controller-manager running the RBAC-aggregation and garbage-collector
- * controllers. No kubelet, so no Pod ever runs. Everything it starts it stops,
+ * kube-controller-manager running the RBAC-aggregation, garbage-collector,
+ * namespace and resource-quota controllers. No kubelet, so no Pod ever runs. Everything it starts it stops,
  * and its temp folder goes with it.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -145,7 +145,12 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
     if (options.controllerManager) {
       const kcm = start('kube-controller-manager', bin.kubeControllerManager, [
         `--kubeconfig=${kubeconfigs.get(ADMIN)}`,
-        '--controllers=clusterrole-aggregation-controller,garbage-collector-controller,namespace-controller',
+        // resourcequota-controller: a quota's usage (status.used) is the controller's to compute;
+        // the apiserver's ResourceQuota admission refuses what a quota without it would count.
+        '--controllers=clusterrole-aggregation-controller,garbage-collector-controller,namespace-controller,resourcequota-controller',
+        // It counts a custom resource only once discovery (every 30 s) has shown it, and a quota
+        // synced before then has no usage for it until the full resync: 10 s here, not 5 min.
+        '--resource-quota-sync-period=10s',
         '--leader-elect=false',
         '--secure-port=0',
         '--use-service-account-credentials=false',

@@ -60,6 +60,19 @@ export async function replicateCozystackValues(core: k8s.CoreV1Api, namespace: s
 
 /** helm-controller's install of the operator's HelmRelease: valuesFrom the Secret as stored, then spec.values. */
 export async function installAsOperator(core: k8s.CoreV1Api, kubeconfig: string, install: PackageInstall): Promise<void> {
+  await releaseAsOperator('install', core, kubeconfig, install);
+}
+
+/**
+ * helm-controller's upgrade when the HelmRelease's spec.values change (the
+ * Package's component values edited): the same layering, values as given now
+ * (helm-controller never reuses the previous release's values).
+ */
+export async function upgradeAsOperator(core: k8s.CoreV1Api, kubeconfig: string, install: PackageInstall): Promise<void> {
+  await releaseAsOperator('upgrade', core, kubeconfig, install);
+}
+
+async function releaseAsOperator(verb: 'install' | 'upgrade', core: k8s.CoreV1Api, kubeconfig: string, install: PackageInstall): Promise<void> {
   const secret = await core.readNamespacedSecret({ name: COZYSTACK_VALUES, namespace: install.namespace });
   const stored = secret.data?.['values.yaml'];
   if (!stored) {
@@ -70,8 +83,8 @@ export async function installAsOperator(core: k8s.CoreV1Api, kubeconfig: string,
   const specValues = join(dir, 'spec-values.yaml');
   writeFileSync(valuesFrom, Buffer.from(stored, 'base64'));
   writeFileSync(specValues, stringify(install.values ?? {}));
-  const result = helm('install', install.release, install.chartDir, '--namespace', install.namespace, '--kubeconfig', kubeconfig, '-f', valuesFrom, '-f', specValues);
+  const result = helm(verb, install.release, install.chartDir, '--namespace', install.namespace, '--kubeconfig', kubeconfig, '-f', valuesFrom, '-f', specValues);
   if (result.status !== 0) {
-    throw new Error(`helm install ${install.release} (as the operator's HelmRelease): ${result.stderr}`);
+    throw new Error(`helm ${verb} ${install.release} (as the operator's HelmRelease): ${result.stderr}`);
   }
 }

@@ -37,7 +37,19 @@ export interface Platform {
   stop(): Promise<void>;
 }
 
-export async function startPlatform(extraUsers: { name: string; groups: string[] }[] = [], serviceClusterIpRange?: string): Promise<Platform> {
+/** The packages startPlatform installs, by release name. */
+export type PackageRelease = 'address-controller' | 'metallb-iad';
+
+export interface PlatformOptions {
+  /** A package's component values (the HelmRelease's spec.values), layered over cozystack-values. */
+  readonly values?: Partial<Record<PackageRelease, Record<string, unknown>>>;
+}
+
+export async function startPlatform(
+  extraUsers: { name: string; groups: string[] }[] = [],
+  serviceClusterIpRange?: string,
+  options: PlatformOptions = {},
+): Promise<Platform> {
   const bin = binaries();
   const cluster = await startCluster({
     controllerManager: true,
@@ -62,7 +74,12 @@ export async function startPlatform(extraUsers: { name: string; groups: string[]
   }
   for (const [release, namespace] of [['address-controller', 'cozy-address-controller'], ['metallb-iad', 'cozy-metallb-iad']] as const) {
     await replicateCozystackValues(admin.core, namespace);
-    await installAsOperator(admin.core, cluster.kubeconfig(), { release, namespace, chartDir: join(synthesizedArtifact(), 'packages', 'system', release) });
+    await installAsOperator(admin.core, cluster.kubeconfig(), {
+      release,
+      namespace,
+      chartDir: packageChartDir(release),
+      values: options.values?.[release],
+    });
   }
   // MetalLB >= v0.16 reads its own Pod at startup (owner of its ConfigurationState);
   // with no kubelet here, a Pod object that never runs stands in for it.
@@ -111,6 +128,11 @@ export async function startPlatform(extraUsers: { name: string; groups: string[]
       await cluster.stop();
     },
   };
+}
+
+/** A package's wrapper chart, as synthesized. */
+export function packageChartDir(release: PackageRelease): string {
+  return join(synthesizedArtifact(), 'packages', 'system', release);
 }
 
 export async function createClass(admin: Platform['admin'], name: string, addresses: string[], reclaimPolicy: 'Retain' | 'Delete' = 'Retain'): Promise<void> {
