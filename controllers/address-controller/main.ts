@@ -10,6 +10,7 @@ import { hideBin } from 'yargs/helpers';
 import { ApiEventRecorder } from '../runtime/events.js';
 import { commonFlags, controllerProcess, parseFlags, runMain, runUntilSignalled } from '../runtime/process.js';
 import { ClusterStore } from './cluster-store.js';
+import { registerCoreMetrics } from './metrics.js';
 import { setupAddressController } from './address-reconciler.js';
 import { setupClaimController } from './claim-reconciler.js';
 
@@ -20,9 +21,10 @@ runMain(async () => {
   const argv = hideBin(process.argv);
   const args = await parseFlags('address-controller', commonFlags(yargs(argv).scriptName('address-controller'), LEADER_ELECTION_ID), argv);
   const proc = controllerProcess('address-controller', args);
-  const { kubeConfig, log, manager } = proc;
+  const { kubeConfig, log, manager, metrics } = proc;
   const store = new ClusterStore(kubeConfig, log);
   setupClaimController(manager, store, new ApiEventRecorder(kubeConfig, 'ipaddressclaim-controller', log));
   setupAddressController(manager, store, new ApiEventRecorder(kubeConfig, 'ipaddress-controller', log));
+  registerCoreMetrics(metrics.registry, () => store.claims.list(), () => store.classes().map((c) => c.metadata.name!));
   await runUntilSignalled(proc);
 });

@@ -12,10 +12,15 @@ import { GROUP, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import { deepEqual } from '../runtime/equal.js';
 import { renderBackend } from './backend.js';
 import { parseClassParameters, servedBy } from './class-parameters.js';
-import { BACKEND_REASON, classConditions, configurationVerdict, sameConditions, type BackendVerdict } from './class-status.js';
+import { BACKEND_REASON, bookStatus, classConditions, configurationVerdict, sameConditions, type BackendVerdict } from './class-status.js';
+import { classBooks, type FamilyBooks } from './class-books.js';
+import type { DriverMetrics } from './metrics.js';
 import { parseRange, rangesOverlap, type IpRange } from '../../api/ip.js';
 import type { DriverStore, MetallbObject } from './store.js';
 import { CARRIER_LABEL } from './well-known.js';
+
+/** How long the class's books wait for more address changes before they are written. */
+const BOOKS_COALESCE_MS = 1_000;
 
 /** While Services of a class still lack the carrier label, how soon to look again. */
 const CARRIER_LABEL_RECHECK_MS = 2_000;
@@ -44,11 +49,15 @@ export function ownedByAClass(object: MetallbObject): boolean {
 export class ClassReconciler {
   private readonly reported = new Map<string, string>();
 
+  private readonly now: () => string;
+
   constructor(
     private readonly store: DriverStore,
     private readonly events: EventRecorder,
-    private readonly now: () => string = () => new Date().toISOString(),
-  ) {}
+    private readonly options: { readonly now?: () => string; readonly metrics?: DriverMetrics } = {},
+  ) {
+    this.now = options.now ?? (() => new Date().toISOString());
+  }
 
   async reconcile(name: string): Promise<ReconcileResult | void> {
     const ipClass = this.store.ipClass(name);
@@ -64,7 +73,7 @@ export class ClassReconciler {
       verdict = { reason: BACKEND_REASON.backendFailed, message: (error as Error).message };
       throw error;
     } finally {
-      await this.writeStatus(ipClass, verdict);
+      await this.writeStatus(ipClass, verdict, this.books(ipClass));
     }
   }
 
@@ -111,6 +120,7 @@ export class ClassReconciler {
       }
     } catch (error) {
       // E.g. MetalLB's CRDs not installed, or a namespace that does not exist.
+      this.options.metrics?.backendFailure(name);
       warnAndRethrow(this.events, ipClass, 'BackendFailed', `could not write the MetalLB pool and advertisement ${pool.metadata.name} in ${pool.metadata.namespace}`, error);
     }
     const verdict = { reason: BACKEND_REASON.poolWritten, message: `IPAddressPool and L2Advertisement ${pool.metadata.namespace}/${pool.metadata.name} serve ${parameters.addresses.join(', ')}` };
@@ -127,10 +137,22 @@ export class ClassReconciler {
     return { reason, message };
   }
 
-  private async writeStatus(ipClass: IPAddressClass, backend: BackendVerdict): Promise<void> {
+  /** The class's books, where its parameters give ranges. */
+  books(ipClass: IPAddressClass): FamilyBooks[] | undefined {
+    const parameters = parseClassParameters(ipClass);
+    if (!parameters.ok) {
+      return undefined;
+    }
+    return classBooks(parameters.ranges, this.store.addressesOfClass(ipClass.metadata.name!), (a) => this.store.placeholdersOf(a.metadata.name!).length > 0);
+  }
+
+  /** Written only when something in it changed: counts and conditions move with the cluster, not with each pass. */
+  private async writeStatus(ipClass: IPAddressClass, backend: BackendVerdict, books: FamilyBooks[] | undefined): Promise<void> {
     const conditions = classConditions(ipClass, backend, configurationVerdict(this.store.configurationStates()), this.now());
-    if (!sameConditions(ipClass.status?.conditions, conditions)) {
-      await this.store.updateClassStatus({ ...ipClass, status: { ...ipClass.status, conditions } });
+    const { conditions: previous, ...previousCounts } = ipClass.status ?? {};
+    const counts = bookStatus(books);
+    if (!sameConditions(previous, conditions) || !deepEqual(previousCounts, counts)) {
+      await this.store.updateClassStatus({ ...ipClass, status: { ...counts, conditions } });
     }
   }
 
@@ -203,7 +225,7 @@ export const classChanged = (previous: IPAddressClass, next: IPAddressClass) =>
  * coming, going or changing, and MetalLB's verdict on its configuration
  * changing, wake every class.
  */
-export function setupClassController(manager: Manager, store: DriverClusterStore, events: EventRecorder): Controller {
+export function setupClassController(manager: Manager, store: DriverClusterStore, events: EventRecorder, metrics?: DriverMetrics): Controller {
   const allClasses = () => store.allClasses().map(keyOf);
   const ownClass = (object: MetallbObject) => {
     const className = store.classOfBackend(object);
@@ -215,6 +237,12 @@ export function setupClassController(manager: Manager, store: DriverClusterStore
     .watches(store.classes, allClasses, { updates: classChanged })
     .watches(store.pools, (pool) => [...ownClass(pool), ...(ownedByAClass(pool) ? [] : allClasses())], { updates: rendersDiffer })
     .watches(store.advertisements, ownClass, { updates: rendersDiffer })
+    // The class's books: recorded addresses coming, going, or changing phase; a burst is one status write.
+    .watches(
+      store.addresses,
+      (address, previous) => [address.spec.className, ...(previous && previous.spec.className !== address.spec.className ? [previous.spec.className] : [])],
+      { delayMs: BOOKS_COALESCE_MS, updates: (p, n) => p.status?.phase !== n.status?.phase || p.spec.className !== n.spec.className || p.metadata.deletionTimestamp !== n.metadata.deletionTimestamp },
+    )
     .watches(store.configurationStateInformer, () => {
       // Every served class says MetalLB's verdict, so only a change of verdict counts.
       const next = JSON.stringify(configurationVerdict(store.configurationStates()));
@@ -224,5 +252,5 @@ export function setupClassController(manager: Manager, store: DriverClusterStore
       configuration = next;
       return allClasses();
     })
-    .complete(new ClassReconciler(store, events));
+    .complete(new ClassReconciler(store, events, { metrics }));
 }

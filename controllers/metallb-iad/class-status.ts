@@ -2,7 +2,8 @@
  * What the driver says on a served class (docs/driver.md, "The class"): whether
  * its pool is written, and whether MetalLB applies its configuration at all.
  */
-import { nextCondition, type Condition, type IPAddressClass } from '../../api/v1alpha1/index.js';
+import { nextCondition, type Condition, type IPAddressClass, type IPAddressClassStatus } from '../../api/v1alpha1/index.js';
+import type { FamilyBooks } from './class-books.js';
 import type { MetallbObject } from './store.js';
 
 export const CLASS_CONDITION = {
@@ -85,4 +86,28 @@ export function classConditions(ipClass: IPAddressClass, backend: BackendVerdict
 export function sameConditions(a: readonly Condition[] | undefined, b: readonly Condition[]): boolean {
   const key = (c: Condition) => `${c.type}\u0000${c.status}\u0000${c.reason}\u0000${c.message}\u0000${c.observedGeneration ?? ''}`;
   return (a ?? []).map(key).sort().join('\n') === b.map(key).sort().join('\n');
+}
+
+/** The counting part of a class's status, from its books (absent where the parameters give no ranges). */
+export function bookStatus(books: readonly FamilyBooks[] | undefined): Omit<IPAddressClassStatus, 'conditions'> {
+  if (!books) {
+    return {};
+  }
+  const sum = (f: (b: FamilyBooks) => bigint) => books.reduce((n, b) => n + f(b), 0n).toString();
+  return {
+    capacity: sum((b) => b.capacity),
+    inUse: books.reduce((n, b) => n + b.recorded, 0),
+    free: sum((b) => b.free),
+    families: books.map((b) => ({
+      family: b.family,
+      capacity: b.capacity.toString(),
+      recorded: b.recorded,
+      available: b.phases.Available,
+      bound: b.phases.Bound,
+      released: b.phases.Released,
+      conflict: b.phases.Conflict,
+      lost: b.phases.Lost,
+      free: b.free.toString(),
+    })),
+  };
 }

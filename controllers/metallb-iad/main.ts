@@ -14,6 +14,7 @@ import { setupDriverAddressController } from './address-reconciler.js';
 import { setupDriverClaimController } from './claim-reconciler.js';
 import { setupClassController } from './class-reconciler.js';
 import { DriverClusterStore } from './cluster-store.js';
+import { registerDriverMetrics } from './metrics.js';
 import { setupServiceController } from './service-reconciler.js';
 
 /** The Lease name upstream uses. */
@@ -31,12 +32,12 @@ runMain(async () => {
     });
   const args = await parseFlags('metallb-iad', parser, argv);
   const proc = controllerProcess('metallb-iad', args);
-  const { kubeConfig, log, manager } = proc;
+  const { kubeConfig, log, manager, metrics } = proc;
   const store = new DriverClusterStore(kubeConfig, log, args['placeholder-namespace'], args['metallb-namespace']);
   // MetalLB before v0.16 serves no ConfigurationState: the driver runs on without it.
   manager.addInformer(store.configurationStateInformer, { optional: true });
   const recorder = (component: string) => new ApiEventRecorder(kubeConfig, component, log);
-  setupClassController(manager, store, recorder('iad-class-controller'));
+  setupClassController(manager, store, recorder('iad-class-controller'), registerDriverMetrics(metrics.registry, store));
   setupDriverClaimController(manager, store, recorder('iad-claim-controller'));
   setupDriverAddressController(manager, store, recorder('iad-ipaddress-controller'));
   setupServiceController(manager, store, recorder('iad-service-controller'));

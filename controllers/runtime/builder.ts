@@ -37,6 +37,11 @@ export interface WatchOptions<T> {
   readonly when?: (object: T) => boolean;
   /** Only updates for which this holds are watched. @default every update */
   readonly updates?: UpdatePredicate<T>;
+  /**
+   * Wait this long before reconciling, so that a burst of events becomes one
+   * pass (a summary over many objects, written once per burst). @default 0
+   */
+  readonly delayMs?: number;
 }
 
 /** What a builder needs from its manager: where the controller and its sources go. */
@@ -81,7 +86,11 @@ export class ControllerBuilder {
       const when = options.when ?? (() => true);
       const enqueue = (object: T, previous: T | undefined, event: EventKind) => {
         for (const key of map(object, previous, event)) {
-          controller.enqueue(key);
+          if (options.delayMs) {
+            controller.enqueueAfter(key, options.delayMs);
+          } else {
+            controller.enqueue(key);
+          }
         }
       };
       source.on({

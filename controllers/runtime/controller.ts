@@ -27,6 +27,11 @@ export class Controller {
     this.metrics?.queueDepth.set({ name: this.name }, this.queue.length);
   }
 
+  /** Enqueues after a delay; a key already waiting keeps the earlier time (a burst becomes one pass). */
+  enqueueAfter(key: string, delayMs: number): void {
+    this.queue.addAfter(key, delayMs);
+  }
+
   /** Starts `count` workers (controller-runtime's default is one). */
   start(count = 1): void {
     for (let i = 0; i < count; i++) {

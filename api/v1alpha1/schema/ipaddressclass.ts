@@ -1,7 +1,7 @@
 /** IPAddressClass: a cluster-scoped pool of addresses served by one driver (StorageClass analog). */
 import { Type, type Static } from '@sinclair/typebox';
 import { AGE_COLUMN, type KindDefinition } from '../../typebox/kind.js';
-import { Immutable, NonEmptyString, PreservedObject, StringEnum } from '../../typebox/schema.js';
+import { Immutable, ListMap, NonEmptyString, PreservedObject, StringEnum } from '../../typebox/schema.js';
 import { Conditions } from './condition.js';
 import { ADDRESS_CATEGORY, GROUP, VERSION } from '../group.js';
 import { RECLAIM_POLICIES } from '../phases.js';
@@ -25,8 +25,29 @@ export const IPAddressClassSpec = Type.Object({
 });
 export type IPAddressClassSpec = Static<typeof IPAddressClassSpec>;
 
-/** Written by the class's driver: whether it can serve the class, and why not. */
+const Count = (description: string) => Type.Integer({ minimum: 0, description });
+/** Sizes of IPv6 ranges exceed any integer type: decimal strings, exact. */
+const BigCount = (description: string) => Type.String({ pattern: '^(0|[1-9][0-9]*)$', description });
+
+export const ClassFamilyBooks = Type.Object({
+  family: StringEnum(['IPv4', 'IPv6'] as const, { description: 'The IP family these counts are of.' }),
+  capacity: BigCount('Addresses the class\'s ranges hold.'),
+  recorded: Count('IPAddresses of this family, in any phase.'),
+  available: Count('Recorded and bound to no claim.'),
+  bound: Count('Bound to a claim.'),
+  released: Count("Released: their claim is gone, kept for an admin (reclaimPolicy Retain)."),
+  conflict: Count('Carried by a Service without authorization.'),
+  lost: Count('Whose reservation is gone (the IP left the class).'),
+  free: BigCount('What the backend can still hand out: capacity less what is recorded inside the ranges.'),
+});
+export type ClassFamilyBooks = Static<typeof ClassFamilyBooks>;
+
+/** Written by the class's driver: how full the class is, whether it can serve it, and why not. */
 export const IPAddressClassStatus = Type.Object({
+  capacity: Type.Optional(BigCount('Addresses the class holds, all families together.')),
+  inUse: Type.Optional(Count('Addresses recorded, all families together.')),
+  free: Type.Optional(BigCount('Addresses still to be handed out, all families together.')),
+  families: Type.Optional(ListMap(ClassFamilyBooks, ['family'], { description: 'The counts per IP family.' })),
   conditions: Type.Optional(Conditions),
 });
 export type IPAddressClassStatus = Static<typeof IPAddressClassStatus>;
@@ -50,6 +71,9 @@ export const IP_ADDRESS_CLASS: KindDefinition = {
   printerColumns: [
     { name: 'Provisioner', type: 'string', jsonPath: '.spec.provisioner' },
     { name: 'ReclaimPolicy', type: 'string', jsonPath: '.spec.reclaimPolicy' },
+    { name: 'Capacity', type: 'string', jsonPath: '.status.capacity' },
+    { name: 'InUse', type: 'integer', jsonPath: '.status.inUse' },
+    { name: 'Free', type: 'string', jsonPath: '.status.free' },
     AGE_COLUMN,
   ],
 };
