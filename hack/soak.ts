@@ -13,6 +13,7 @@
 import { binaries } from '../test/e2e/support/binaries.js';
 import { startPlatform } from '../test/e2e/support/platform.js';
 import { Controllers } from '../test/e2e/support/histories/controllers.js';
+import { keepLogs } from '../test/e2e/support/histories/logs.js';
 import { failed, formatReport } from '../test/e2e/support/histories/report.js';
 import { DEFAULT_TIMING, runHistory } from '../test/e2e/support/histories/runner.js';
 import { SERVICE_CIDRS, setUpWorld } from '../test/e2e/support/histories/world.js';
@@ -101,12 +102,17 @@ async function main(argv: string[]): Promise<number> {
         log: say,
       },
     );
-    process.stdout.write(`${formatReport(report, [], `npm run soak -- --minutes ${options.minutes} --seed ${options.seed}${options.faults ? '' : ' --no-faults'}`)}\n`);
+    const reproduce = `npm run soak -- --minutes ${options.minutes} --seed ${options.seed} --check-every ${options.checkEvery}${options.faults ? '' : ' --no-faults'}`;
+    process.stdout.write(`${formatReport(report, { reproduce, beforeEachViolation: 15 })}\n`);
     say(
       `${report.operations} operations, ${report.faults} faults, ${report.checks} checks, ${report.violations.length} violations, ` +
         `${report.crashes.length} crashes; wall ${clock(Date.now() - started)}`,
     );
-    return failed(report) ? EXIT.CHECK_FAILED : EXIT.OK;
+    if (failed(report)) {
+      say(`logs kept in ${keepLogs(platform, `soak-${options.seed}`)}`);
+      return EXIT.CHECK_FAILED;
+    }
+    return EXIT.OK;
   } finally {
     process.off('SIGINT', onSigint);
     await platform.stop();

@@ -15,6 +15,8 @@
  *   5  a Released address stays Released, bound to the same (deleted) claim, and only its hold
  *      carries its IP
  *   6  no claim is left unbound while its class has room for every family it still misses
+ *   7  nothing is left half-done: no claim or address stays mid-deletion or without a phase
+ *      (the controllers keep up; a stalled one shows here first)
  */
 import { familyOf, parseRange, rangeContains, type Family, type IpRange } from '../../../../api/ip.js';
 import { requestedFamilies } from '../../../../api/v1alpha1/index.js';
@@ -28,6 +30,7 @@ export const INVARIANTS = {
   4: 'no class IP is carried outside the books (admin pins show as Conflict)',
   5: 'a Released address stays Released, carried only by its hold',
   6: 'no claim waits while its class has room',
+  7: 'nothing is left half-done',
 } as const;
 export type InvariantId = keyof typeof INVARIANTS;
 
@@ -38,7 +41,6 @@ export interface Violation {
   readonly detail: string;
 }
 
-export const violationKey = (v: Violation) => `${v.invariant} ${v.object}: ${v.detail}`;
 export const formatViolation = (v: Violation) => `invariant ${v.invariant} (${INVARIANTS[v.invariant]}): ${v.object}: ${v.detail}`;
 
 /** What earlier snapshots showed Released, by the address's own UID (a re-created address is another). */
@@ -126,7 +128,15 @@ const inAnyClass = (ledger: Ledger, ip: string) => [...ledger.ranges.values()].s
 
 export function checkInvariants(snapshot: Snapshot, released: ReleasedMemory): Violation[] {
   const ledger = ledgerOf(snapshot);
-  return [...oneCarrierPerIp(ledger), ...boundClaims(ledger), ...carriedOnce(ledger), ...noneOutsideBooks(ledger), ...releasedStays(ledger, released), ...noWaitingWithRoom(ledger)];
+  return [
+    ...oneCarrierPerIp(ledger),
+    ...boundClaims(ledger),
+    ...carriedOnce(ledger),
+    ...noneOutsideBooks(ledger),
+    ...releasedStays(ledger, released),
+    ...noWaitingWithRoom(ledger),
+    ...nothingHalfDone(ledger),
+  ];
 }
 
 function* oneCarrierPerIp(ledger: Ledger): Generator<Violation> {
@@ -157,6 +167,9 @@ function* boundClaims(ledger: Ledger): Generator<Violation> {
       }
       if (!inRanges(ledger.ranges.get(c.className ?? ''), a.ip) || a.className !== c.className) {
         yield { invariant: 2, object: claimObject(c), detail: `holds ${a.name} (${a.ip}, class ${a.className}), outside its class ${c.className}` };
+      }
+      if (a.phase !== 'Bound' && !(a.phase === 'Conflict' && ledger.stolen.has(a.ip))) {
+        yield { invariant: 2, object: claimObject(c), detail: `holds ${a.name}, which is ${a.phase ?? 'without phase'}, not Bound` };
       }
     }
     const listed = mine.map((a) => a.name).sort();
@@ -296,6 +309,23 @@ function* noWaitingWithRoom(ledger: Ledger): Generator<Violation> {
             ? `${c.phase ?? 'Pending'} although an address of every family it asks (${requested.join(', ')}) is recorded for it`
             : `${c.phase ?? 'Pending'} while class ${c.className} has room: ${rooms.map(([f, n]) => `${n} free ${f}`).join(', ')}`,
       };
+    }
+  }
+}
+
+function* nothingHalfDone(ledger: Ledger): Generator<Violation> {
+  for (const c of ledger.snapshot.claims) {
+    if (c.deleting) {
+      yield { invariant: 7, object: claimObject(c), detail: 'still being deleted' };
+    } else if (!c.phase) {
+      yield { invariant: 7, object: claimObject(c), detail: 'has no phase' };
+    }
+  }
+  for (const a of ledger.snapshot.addresses) {
+    if (a.deleting) {
+      yield { invariant: 7, object: addressObject(a), detail: 'still being deleted' };
+    } else if (!a.phase) {
+      yield { invariant: 7, object: addressObject(a), detail: `has no phase (claimRef ${a.claimRef ? `${a.claimRef.namespace}/${a.claimRef.name}` : 'none'})` };
     }
   }
 }

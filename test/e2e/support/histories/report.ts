@@ -1,6 +1,6 @@
 /** A history's report as text: what failed, how to run it again, and the last operations before it. */
 import { formatViolation } from './invariants.js';
-import type { HistoryReport } from './runner.js';
+import type { HistoryEntry, HistoryReport } from './runner.js';
 import { seconds } from './time.js';
 
 /** How many history entries a report ends with. */
@@ -10,7 +10,15 @@ export function failed(report: HistoryReport, leaks: readonly string[] = []): bo
   return report.violations.length > 0 || report.crashes.length > 0 || leaks.length > 0;
 }
 
-export function formatReport(report: HistoryReport, leaks: readonly string[] = [], reproduce?: string): string {
+export interface FormatOptions {
+  readonly leaks?: readonly string[];
+  /** The command that runs the same history again. */
+  readonly reproduce?: string;
+  /** Also print, under each violation, this many history entries before it (a long soak's tail says little). */
+  readonly beforeEachViolation?: number;
+}
+
+export function formatReport(report: HistoryReport, { leaks = [], reproduce, beforeEachViolation = 0 }: FormatOptions = {}): string {
   const planned = Number.isFinite(report.operationsPlanned) ? ` of ${report.operationsPlanned}` : '';
   const lines = [
     `seed ${report.seed}: ${report.operations}${planned} operations (${report.faults} faults), ${report.checks} checks, ` +
@@ -24,6 +32,9 @@ export function formatReport(report: HistoryReport, leaks: readonly string[] = [
     lines.push('violations:');
     for (const v of report.violations) {
       lines.push(`  ${formatViolation(v)} [after operation ${v.afterOperation}, present for ${seconds(v.persistedMs)}]`);
+      if (beforeEachViolation > 0) {
+        lines.push(...report.history.slice(Math.max(0, v.historyLength - beforeEachViolation), v.historyLength).map((e) => `    ${formatEntry(e)}`));
+      }
     }
   }
   for (const crash of report.crashes) {
@@ -34,8 +45,8 @@ export function formatReport(report: HistoryReport, leaks: readonly string[] = [
   }
   const tail = report.history.slice(-TAIL);
   lines.push(`last ${tail.length} of ${report.history.length} history entries:`);
-  for (const e of tail) {
-    lines.push(`  ${e.index > 0 ? `#${e.index}`.padStart(5) : 'check'} +${seconds(e.at).padStart(8)}  ${e.text}`);
-  }
+  lines.push(...tail.map((e) => `  ${formatEntry(e)}`));
   return lines.join('\n');
 }
+
+export const formatEntry = (e: HistoryEntry) => `${e.index > 0 ? `#${e.index}`.padStart(5) : 'check'} +${seconds(e.at).padStart(8)}  ${e.text}`;

@@ -5,7 +5,7 @@
  * The suite and the soak both run this.
  */
 import { applyOperation, type Target } from './apply.js';
-import { checkInvariants, ReleasedMemory, violationKey, type Violation } from './invariants.js';
+import { checkInvariants, ReleasedMemory, type Violation } from './invariants.js';
 import { describeOperation, isFault, Model, nextOperation } from './operations.js';
 import { Rng } from './prng.js';
 import { fingerprint, readSnapshot, type Snapshot } from './snapshot.js';
@@ -35,7 +35,10 @@ export interface HistoryOptions {
   readonly deadline?: number;
   readonly faults: boolean;
   readonly timing: Timing;
-  /** Go on after a violation (the soak); a violation already seen does not hold up later checkpoints. */
+  /**
+   * Go on after a violation (the soak). A violation already reported (the same invariant and
+   * object) is not reported again and does not hold up later checkpoints.
+   */
   readonly keepGoing: boolean;
   /** Asked before each operation: true stops the history there (e.g. on SIGINT). */
   readonly stopRequested?: () => boolean;
@@ -49,11 +52,15 @@ export interface HistoryEntry {
   /** ms since the history began. */
   readonly at: number;
   readonly text: string;
+  /** A kill -9 or an apiserver restart. */
+  readonly fault?: true;
 }
 
 export interface FoundViolation extends Violation {
   /** Operations done when it was found. */
   readonly afterOperation: number;
+  /** How many history entries preceded it. */
+  readonly historyLength: number;
   /** How long, at the end of the settle wait, it had been present without a break. */
   readonly persistedMs: number;
 }
@@ -92,7 +99,7 @@ export async function runHistory(target: Target, options: HistoryOptions): Promi
     history: [],
     wallMs: 0,
   };
-  const note = (index: number, text: string) => report.history.push({ index, at: Date.now() - started, text });
+  const note = (index: number, text: string, fault = false) => report.history.push({ index, at: Date.now() - started, text, ...(fault ? { fault } : {}) });
   const log = options.log ?? (() => undefined);
 
   const checkpoint = async (): Promise<boolean> => {
@@ -107,8 +114,8 @@ export async function runHistory(target: Target, options: HistoryOptions): Promi
     const quiet = await waitForQuiet(target, options.timing, options.stopRequested);
     const { found, census } = await settle(target, options.timing, released, known, options.stopRequested);
     for (const v of found) {
-      known.add(violationKey(v));
-      report.violations.push({ ...v, afterOperation: report.operations });
+      known.add(subject(v));
+      report.violations.push({ ...v, afterOperation: report.operations, historyLength: report.history.length });
     }
     const summary = `check ${report.checks} after operation ${report.operations}: ${quiet.quiet ? `quiet after ${seconds(quiet.ms)}` : `never quiet in ${seconds(quiet.ms)}`}; ${found.length === 0 ? 'invariants hold' : `${found.length} violation(s) persisting past ${seconds(options.timing.settleMs)}`}; ${census}`;
     note(0, summary);
@@ -133,7 +140,7 @@ export async function runHistory(target: Target, options: HistoryOptions): Promi
       report.faults++;
       log(`operation ${i}: ${describeOperation(op)}: ${outcome}`);
     }
-    note(i, `${describeOperation(op)} → ${outcome}`);
+    note(i, `${describeOperation(op)} → ${outcome}`, isFault(op));
     if (++sinceCheck >= options.checkEvery) {
       sinceCheck = 0;
       if (!(await checkpoint()) && !options.keepGoing) {
@@ -180,7 +187,7 @@ async function settle(
   released: ReleasedMemory,
   known: ReadonlySet<string>,
   stopRequested = () => false,
-): Promise<{ found: Omit<FoundViolation, 'afterOperation'>[]; census: string }> {
+): Promise<{ found: Omit<FoundViolation, 'afterOperation' | 'historyLength'>[]; census: string }> {
   const started = Date.now();
   const presentSince = new Map<string, number>();
   let last: Violation[] = [];
@@ -191,9 +198,8 @@ async function settle(
     if (snapshot) {
       read = true;
       census = censusOf(snapshot);
-      last = checkInvariants(snapshot, released).filter((v) => !known.has(violationKey(v)));
+      last = checkInvariants(snapshot, released).filter((v) => !known.has(subject(v)));
       released.observe(snapshot);
-      // The same invariant and object: the detail may change while the fault stays.
       const present = new Set(last.map(subject));
       for (const k of [...presentSince.keys()].filter((k) => !present.has(k))) {
         presentSince.delete(k);
@@ -220,6 +226,7 @@ async function settle(
   }
 }
 
+/** A violation's identity: the invariant and the object; the detail may change while the fault stays. */
 const subject = (v: Violation) => `${v.invariant} ${v.object}`;
 
 /** What the ledger holds, in one line: shows a history does more than nothing. */
