@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Builds the control-plane binaries the end-to-end suite runs, from Go modules
-# only (no website downloads), into .cache/e2e/bin-<versions>/. Cached: a second
-# run with the same versions does nothing. Prints the bin folder on stdout.
+# Builds the binaries the end-to-end suite runs, from Go modules only (no
+# website downloads), into .cache/e2e/bin-<versions>/. Cached per binary: a
+# second run with the same versions does nothing, and a folder from an older
+# version of this script gets only what it lacks. Prints the bin folder on stdout.
 #
-#   kube-apiserver, kube-controller-manager  from k8s.io/kubernetes (wrapper module:
-#                                            its go.mod pins staging modules at v0.0.0
-#                                            with replace directives, so each is mapped
-#                                            to its published v0.X.Y release)
-#   etcd                                     from go.etcd.io/etcd/server/v3 (same technique)
-#   metallb controller                       go.universe.tf/metallb/controller
+#   kube-apiserver, kube-controller-manager,  from k8s.io/kubernetes (wrapper module:
+#   kube-proxy (the data-path suite)          its go.mod pins staging modules at v0.0.0
+#                                             with replace directives, so each is mapped
+#                                             to its published v0.X.Y release)
+#   etcd                                      from go.etcd.io/etcd/server/v3 (same technique)
+#   metallb controller, metallb speaker       go.universe.tf/metallb/{controller,speaker}
 set -euo pipefail
 
 KUBE_VERSION="${KUBE_VERSION:-v1.34.2}"
@@ -17,7 +18,19 @@ METALLB_VERSION="${METALLB_VERSION:-v0.16.1}"
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$root/.cache/e2e/bin-kube${KUBE_VERSION}-etcd${ETCD_VERSION}-metallb${METALLB_VERSION}"
-if [[ -x "$bin/kube-apiserver" && -x "$bin/kube-controller-manager" && -x "$bin/etcd" && -x "$bin/metallb-controller" && -d "$bin/metallb-crds" ]]; then
+KUBE_CMDS=(kube-apiserver kube-controller-manager kube-proxy)
+METALLB_CMDS=(controller speaker)
+
+# What is not built yet, by name: every later step looks here, so the fast path
+# and the steps cannot disagree about what "built" means.
+missing() {
+  local cmd
+  for cmd in "${KUBE_CMDS[@]}" etcd; do [[ -x "$bin/$cmd" ]] || echo "$cmd"; done
+  for cmd in "${METALLB_CMDS[@]}"; do [[ -x "$bin/metallb-$cmd" ]] || echo "metallb-$cmd"; done
+  [[ -d "$bin/metallb-crds" ]] || echo metallb-crds
+}
+todo="$(missing)"
+if [[ -z "$todo" ]]; then
   echo "$bin"
   exit 0
 fi
@@ -51,11 +64,14 @@ package tools
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 )
 GO
   local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor%%.*}"
   (cd "$src" && log "go mod tidy (kube)" && go mod tidy -e >/dev/null 2>&1 || true)
-  for cmd in kube-apiserver kube-controller-manager; do
+  local cmd
+  for cmd in "${KUBE_CMDS[@]}"; do
+    [[ -x "$bin/$cmd" ]] && continue
     log "building $cmd $KUBE_VERSION (takes minutes on a fresh machine)"
     (cd "$src" && go build -trimpath -ldflags "$ldflags" -o "$bin/$cmd" "k8s.io/kubernetes/cmd/$cmd")
   done
@@ -71,10 +87,13 @@ build_etcd() {
 }
 
 build_metallb() {
-  log "building metallb controller $METALLB_VERSION"
-  local gobin="$root/.cache/e2e/gobin-metallb-$METALLB_VERSION"
-  GOBIN="$gobin" GOFLAGS= go install -trimpath -ldflags "-s -w" "go.universe.tf/metallb/controller@$METALLB_VERSION"
-  cp "$gobin/controller" "$bin/metallb-controller"
+  local gobin="$root/.cache/e2e/gobin-metallb-$METALLB_VERSION" cmd
+  for cmd in "${METALLB_CMDS[@]}"; do
+    [[ -x "$bin/metallb-$cmd" ]] && continue
+    log "building metallb $cmd $METALLB_VERSION"
+    GOBIN="$gobin" GOFLAGS= go install -trimpath -ldflags "-s -w" "go.universe.tf/metallb/$cmd@$METALLB_VERSION"
+    cp "$gobin/$cmd" "$bin/metallb-$cmd"
+  done
 }
 
 # MetalLB's CRDs, from the same module version (no conversion webhook in config/crd/bases).
@@ -86,9 +105,14 @@ copy_metallb_crds() {
   chmod u+w "$bin"/metallb-crds/*.yaml
 }
 
-[[ -x "$bin/kube-apiserver" && -x "$bin/kube-controller-manager" ]] || build_kube
-[[ -x "$bin/etcd" ]] || build_etcd
-[[ -x "$bin/metallb-controller" ]] || build_metallb
-[[ -d "$bin/metallb-crds" ]] || copy_metallb_crds
+has() { grep -qx "$1" <<<"$todo"; }
+if has kube-apiserver || has kube-controller-manager || has kube-proxy; then build_kube; fi
+if has etcd; then build_etcd; fi
+if has metallb-controller || has metallb-speaker; then build_metallb; fi
+if has metallb-crds; then copy_metallb_crds; fi
+if [[ -n "$(missing)" ]]; then
+  echo "e2e binaries: still missing after the build: $(missing | tr '\n' ' ')" >&2
+  exit 1
+fi
 log "done in ${SECONDS}s: $bin"
 echo "$bin"

@@ -46,3 +46,16 @@ function newestBuild(): string | undefined {
     .map((d) => join(root, d))
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
 }
+
+/** The data-path suite's binaries (kube-proxy, MetalLB's speaker), from the same build folder. */
+export function dataPathBinaries(): { readonly kubeProxy: string; readonly metallbSpeaker: string } {
+  const dir = process.env.E2E_BIN ?? newestBuild();
+  const pick = (name: string) => {
+    const path = dir ? join(dir, name) : undefined;
+    if (!path || !existsSync(path)) {
+      throw new Error(`${name} not found (looked in ${dir ?? 'nothing'}): run bash hack/e2e/build-binaries.sh`);
+    }
+    return path;
+  };
+  return { kubeProxy: pick('kube-proxy'), metallbSpeaker: pick('metallb-speaker') };
+}
