@@ -49,7 +49,8 @@ export const METALLB_IAD_RULES: readonly RbacRule[] = [
     resources: ['ipaddresses'],
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
   },
-  { apiGroup: GROUP, resources: ['ipaddresses/status', 'ipaddressclasses/status'], verbs: ['get', 'patch', 'update'] },
+  // Claims: only the driver's own condition (Provisioned, while a class is full); the core owns the rest.
+  { apiGroup: GROUP, resources: ['ipaddresses/status', 'ipaddressclasses/status', 'ipaddressclaims/status'], verbs: ['get', 'patch', 'update'] },
   {
     apiGroup: 'metallb.io',
     resources: ['ipaddresspools', 'l2advertisements'],

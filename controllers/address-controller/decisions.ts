@@ -145,6 +145,9 @@ export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInp
     conditions.push(condition(CONDITION.bound, 'False', BOUND_REASON.waitingForProvisioning, message));
   }
 
+  // Conditions of other types are a driver's (e.g. the MetalLB driver's Provisioned): kept as they are.
+  const core = new Set<string>(Object.values(CONDITION));
+  conditions.push(...(previous.conditions ?? []).filter((c) => !core.has(c.type)));
   const status: IPAddressClaimStatus = {
     phase,
     addresses: inputs.bound.map((a) => ({ name: a.metadata.name!, address: a.spec.address })),

@@ -12,18 +12,19 @@ import { API_VERSION, BOUND_REASON, CONDITION,
   type IPAddress,
   type IPAddressClaim,
 } from '../../api/v1alpha1/index.js';
-import { boundAddresses, claimKey, requestedFamilies, resolvedClassName } from '../../api/v1alpha1/index.js';
+import { boundAddresses, claimKey, nextCondition, requestedFamilies, resolvedClassName, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import { familyOf, type Family } from '../../api/ip.js';
 import type { Controller, ReconcileResult } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
 import type { DriverClusterStore } from './cluster-store.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { isAlreadyExists, keyOf, splitKey } from '../runtime/kube.js';
-import { servedBy } from './class-parameters.js';
+import { parseClassParameters, servedBy } from './class-parameters.js';
 import { allocationPlaceholderName, ipObjectName, poolName } from './names.js';
 import { isPlaceholder, ownerOf, placeholderService } from './placeholders.js';
 import { ingressIps } from './services.js';
-import { CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION, DRIVER, IP_ADDRESS_LABEL, PIN_ANNOTATION, POOL_ANNOTATION } from './well-known.js';
+import { CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION, DRIVER, DRIVER_CLAIM_CONDITION, IP_ADDRESS_LABEL, PIN_ANNOTATION, POOL_ANNOTATION } from './well-known.js';
+import { classBooks } from './class-books.js';
 import type { DriverStore } from './store.js';
 import { ensureHold } from './holds.js';
 
@@ -69,17 +70,27 @@ export class DriverClaimReconciler {
       await this.cleanupOrphans(namespace, name);
       return;
     }
+    const { result, exhausted } = await this.reserve(claim);
+    await this.sayExhaustion(claim, exhausted);
+    return result;
+  }
+
+  /** Reserves what the claim still lacks; says which families its class has no room left for. */
+  private async reserve(claim: IPAddressClaim): Promise<{ result?: ReconcileResult; exhausted: readonly Family[] }> {
+    const namespace = claim.metadata.namespace!;
+    const name = claim.metadata.name!;
+    const nothing = { exhausted: [] };
     // Reserve only once the core has looked and found nothing to match: otherwise an Available
     // address the core is about to bind and a fresh reservation would both land on the claim.
     const boundCondition = claim.status?.conditions?.find((c) => c.type === CONDITION.bound);
     if (boundCondition?.reason !== BOUND_REASON.waitingForProvisioning) {
       await this.cleanupOrphans(namespace, name);
-      return;
+      return nothing;
     }
     const className = resolvedClassName(claim);
     const ipClass = className ? this.store.ipClass(className) : undefined;
     if (!ipClass || !servedBy(ipClass)) {
-      return;
+      return nothing;
     }
     const requested = requestedFamilies(claim.spec.family) ?? [];
     const bound = boundAddresses(claim, this.store.addressesReferencing(namespace, name));
@@ -88,16 +99,52 @@ export class DriverClaimReconciler {
     const missing = requested.filter((f) => !covered.has(f));
     if (missing.length === 0) {
       await this.cleanupOrphans(namespace, name);
+      return nothing;
+    }
+    const waitingFor: Family[] = [];
+    for (const family of missing) {
+      if (!(await this.provision(claim, ipClass.metadata.name!, ipClass.spec.reclaimPolicy ?? 'Retain', family))) {
+        waitingFor.push(family);
+      }
+    }
+    const exhausted = waitingFor.filter((family) => this.freeIn(ipClass, family) === 0n);
+    if (this.givenBack.has(`${namespace}/${name}`)) {
+      return { result: { requeueAfterMs: GIVEN_BACK_RECHECK_MS }, exhausted };
+    }
+    return { result: waitingFor.length > 0 ? { requeueAfterMs: WAITING_REQUEUE_MS } : undefined, exhausted };
+  }
+
+  /** What MetalLB can still hand out in the class for a family (the class's books). */
+  private freeIn(ipClass: IPAddressClass, family: Family): bigint | undefined {
+    const parameters = parseClassParameters(ipClass);
+    if (!parameters.ok) {
+      return undefined;
+    }
+    return classBooks(parameters.ranges, this.store.addressesOfClass(ipClass.metadata.name!), () => false).find((b) => b.family === family)?.free ?? 0n;
+  }
+
+  /**
+   * A claim that waits because its class is full says so: the driver's
+   * Provisioned condition (False, ClassExhausted) and a Warning Event, taken
+   * off again once it no longer waits for that. Written only when it changes,
+   * so a claim that never meets a full class costs no write.
+   */
+  private async sayExhaustion(claim: IPAddressClaim, exhausted: readonly Family[]): Promise<void> {
+    const current = claim.status?.conditions?.find((c) => c.type === DRIVER_CLAIM_CONDITION.provisioned);
+    const others = (claim.status?.conditions ?? []).filter((c) => c.type !== DRIVER_CLAIM_CONDITION.provisioned);
+    if (exhausted.length === 0) {
+      if (current) {
+        await this.store.updateClaimStatus({ ...claim, status: { ...claim.status, conditions: others } });
+      }
       return;
     }
-    let waiting = false;
-    for (const family of missing) {
-      waiting = !(await this.provision(claim, ipClass.metadata.name!, ipClass.spec.reclaimPolicy ?? 'Retain', family)) || waiting;
+    const message = `IPAddressClass ${resolvedClassName(claim)} has no free ${exhausted.join(' or ')} address left; waiting until one is freed`;
+    if (current?.reason === DRIVER_CLAIM_CONDITION.classExhausted && current.message === message) {
+      return;
     }
-    if (this.givenBack.has(`${namespace}/${name}`)) {
-      return { requeueAfterMs: GIVEN_BACK_RECHECK_MS };
-    }
-    return waiting ? { requeueAfterMs: WAITING_REQUEUE_MS } : undefined;
+    const condition = nextCondition(claim.status?.conditions, { type: DRIVER_CLAIM_CONDITION.provisioned, status: 'False', reason: DRIVER_CLAIM_CONDITION.classExhausted, message }, new Date().toISOString(), claim.metadata.generation);
+    await this.store.updateClaimStatus({ ...claim, status: { ...claim.status, conditions: [...others, condition] } });
+    this.events.event(claim, 'Warning', DRIVER_CLAIM_CONDITION.classExhausted, message);
   }
 
   /** One family; true when it is recorded (or given up on), false while waiting for MetalLB. */

@@ -43,6 +43,7 @@ export class DriverClusterStore implements DriverStore {
   /** Optional: MetalLB before v0.16 has no ConfigurationState, and the driver must run without it. */
   readonly configurationStateInformer: Informer<MetallbObject>;
   private readonly classApi: CustomResourceClient<IPAddressClass>;
+  private readonly claimApi: CustomResourceClient<IPAddressClaim>;
   private readonly addressApi: CustomResourceClient<IPAddress>;
   private readonly core: k8s.CoreV1Api;
   private readonly objects: k8s.KubernetesObjectApi;
@@ -56,6 +57,7 @@ export class DriverClusterStore implements DriverStore {
     const ref = (plural: string, namespaced: boolean) => ({ group: GROUP, version: VERSION, plural, namespaced });
     this.addressApi = new CustomResourceClient(kubeConfig, ref('ipaddresses', false));
     const claimApi = new CustomResourceClient<IPAddressClaim>(kubeConfig, ref('ipaddressclaims', true));
+    this.claimApi = claimApi;
     const classApi = new CustomResourceClient<IPAddressClass>(kubeConfig, ref('ipaddressclasses', false));
     this.classApi = classApi;
     this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
@@ -224,6 +226,9 @@ export class DriverClusterStore implements DriverStore {
   }
   async updateAddressStatus(address: IPAddress): Promise<IPAddress> {
     return this.addresses.assume(await this.addressApi.replaceStatus(address));
+  }
+  async updateClaimStatus(claim: IPAddressClaim): Promise<IPAddressClaim> {
+    return this.claims.assume(await this.claimApi.replaceStatus(claim));
   }
   async updateClassStatus(ipClass: IPAddressClass): Promise<IPAddressClass> {
     return this.classes.assume(await this.classApi.replaceStatus(ipClass));

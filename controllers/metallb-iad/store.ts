@@ -47,4 +47,5 @@ export interface DriverStore {
   updateAddress(address: IPAddress): Promise<IPAddress>;
   updateAddressStatus(address: IPAddress): Promise<IPAddress>;
   updateClassStatus(ipClass: IPAddressClass): Promise<IPAddressClass>;
+  updateClaimStatus(claim: IPAddressClaim): Promise<IPAddressClaim>;
 }

@@ -20,3 +20,9 @@ export const POOL_ANNOTATION = 'metallb.io/address-pool';
  * the driver did not make gets nothing from a pool of ours (docs/driver.md, "Release").
  */
 export const CARRIER_LABEL = METALLB_CARRIER_LABEL;
+
+/** The driver's condition on a claim, present only while the claim waits for a full class. */
+export const DRIVER_CLAIM_CONDITION = {
+  provisioned: 'Provisioned',
+  classExhausted: 'ClassExhausted',
+} as const;

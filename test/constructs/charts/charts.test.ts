@@ -204,6 +204,7 @@ describe('metallb-iad chart', () => {
       { group: 'local.sdn.cozystack.io', resource: 'ipaddressclaims', verbs: ['get', 'list', 'watch'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddressclasses', verbs: ['get', 'list', 'watch'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddresses', verbs: crud },
+      { group: 'local.sdn.cozystack.io', resource: 'ipaddressclaims/status', verbs: ['get', 'patch', 'update'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddressclasses/status', verbs: ['get', 'patch', 'update'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddresses/status', verbs: ['get', 'patch', 'update'] },
       { group: 'metallb.io', resource: 'ipaddresspools', verbs: crud },

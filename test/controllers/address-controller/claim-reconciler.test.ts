@@ -18,6 +18,16 @@ describe('claim reconciler', () => {
     expect(condition(c, 'ClassResolved')).toMatchObject({ status: 'True', reason: 'Resolved', message: 'resolved to IPAddressClass "public"', observedGeneration: 1 });
   });
 
+  it('keeps a driver’s condition (a type it does not own) as the driver wrote it', async () => {
+    const w = world();
+    w.store.put(ipClass());
+    const driverCondition = { type: 'Provisioned', status: 'False' as const, reason: 'ClassExhausted', message: 'full', lastTransitionTime: '2026-01-01T00:00:00Z' };
+    w.store.put({ ...claim(), status: { phase: 'Pending', conditions: [driverCondition] } });
+    await w.reconcileClaim();
+    expect(condition(w.claimOf(), 'Provisioned')).toEqual(driverCondition);
+    expect(condition(w.claimOf(), 'Bound')).toMatchObject({ reason: 'WaitingForProvisioning' });
+  });
+
   it('2. no className resolves to the single default class', async () => {
     const w = world();
     w.store.put(ipClass('other'));

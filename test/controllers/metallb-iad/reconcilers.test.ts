@@ -741,3 +741,24 @@ describe('class controller and pools that are not the driver’s', () => {
     expect(condition(w, 'MetalLBConfigured')).toMatchObject({ status: 'False', reason: 'ConfigurationError', message: expect.stringContaining('overlapping CIDRs') });
   });
 });
+
+describe('a claim waiting on a full class', () => {
+  it('says so (Provisioned=False, ClassExhausted, and a Warning), and takes it off once it no longer waits for that', async () => {
+    const w = world();
+    w.cluster.putClass({ ...publicClass(), spec: { ...publicClass().spec, parameters: { addresses: ['203.0.113.1/32'] } } });
+    // The one address of the class belongs to another claim.
+    w.cluster.putAddress({ ...boundAddress(), spec: { ...boundAddress().spec, claimRef: { namespace: 'tenant-b', name: 'first', uid: 'u-first' } } });
+    w.cluster.putClaim(pendingClaim());
+    await w.reconcileClaim(); // asks MetalLB, which has nothing to give
+    await w.reconcileClaim();
+    const condition = () => w.cluster.claim('tenant-a', 'web')!.status?.conditions?.find((c) => c.type === 'Provisioned');
+    expect(condition()).toMatchObject({ status: 'False', reason: 'ClassExhausted', message: expect.stringContaining('no free IPv4 address') });
+    expect(w.events.events).toContainEqual(expect.objectContaining({ object: 'IPAddressClaim/web', type: 'Warning', reason: 'ClassExhausted' }));
+    w.cluster.log.length = 0;
+    await w.reconcileClaim();
+    expect(w.cluster.log.filter((l) => l.startsWith('status IPAddressClaim'))).toEqual([]); // unchanged: no write
+    w.cluster.addresses.clear(); // the address went: room again
+    await w.reconcileClaim();
+    expect(condition()).toBeUndefined();
+  });
+});
