@@ -14,6 +14,11 @@
  *                  upstream when $UPSTREAM_ADDRESS_CONTROLLER names its binary
  *   e2e            hack/bench/e2e.ts: 1,000 claims through core, driver and MetalLB
  *   (core and e2e need the e2e binaries; BENCH_E2E=0 skips them)
+ *   datapath       hack/bench/datapath.ts: real packets through MetalLB's speaker and
+ *                  kube-proxy in network namespaces (docs/datapath.md): attach latency
+ *                  over 50 attaches, re-attach blackout, requests lost across kill -9 of
+ *                  our controllers, failover gaps (root and the e2e binaries;
+ *                  BENCH_DATAPATH=0 skips it; BENCH_DATAPATH_* size it)
  *
  * Each figure with a target is compared with it at the end (hack/bench/targets.ts);
  * a miss makes the exit code 1.
@@ -35,6 +40,7 @@ import { InMemoryDriverCluster } from '../test/support/memory-driver.js';
 import { RecordingEvents } from '../test/support/memory-store.js';
 import { binaries } from '../test/e2e/support/binaries.js';
 import { benchCore } from './bench/core.js';
+import { dataPathSizes, dataPathUnavailable } from './bench/datapath-setup.js';
 import { benchEndToEnd } from './bench/e2e.js';
 import { Targets } from './bench/targets.js';
 import { benchSynthVsHelm, RENDERED_CHARTS } from './bench/synth-vs-helm.js';
@@ -246,6 +252,21 @@ if (process.env.BENCH_E2E === '0' || !built) {
   targets.atMost('end to end writes per claim (the controllers\')', e2e.writesPerClaim, 14);
   targets.atMost(`peak RSS core at ${e2e.claims} claims (MiB)`, e2e.coreRssMiB, 120);
   targets.atMost(`peak RSS driver at ${e2e.claims} claims (MiB)`, e2e.driverRssMiB, 120);
+}
+{
+  const why = process.env.BENCH_DATAPATH === '0' ? 'BENCH_DATAPATH=0' : await dataPathUnavailable();
+  if (why) {
+    process.stdout.write(`bench datapath: skipped: ${why}\n`);
+    targets.skipped('data path figures', why);
+  } else {
+    const build = spawnSync(process.execPath, ['--import', 'tsx', 'hack/build.ts'], { stdio: 'inherit' });
+    if (build.status !== 0) {
+      process.stderr.write('bench: npm run build failed\n');
+      process.exit(3);
+    }
+    const { benchDataPath, reportDataPath } = await import('./bench/datapath.js');
+    process.stdout.write(reportDataPath(await benchDataPath(dataPathSizes()), targets));
+  }
 }
 process.exitCode = targets.report();
 

@@ -1,0 +1,31 @@
+/**
+ * Runs inside a lab node's namespace: a TCP listener on that namespace's
+ * loopback, each connection piped to a unix socket in the shared filesystem
+ * (whose other end, in the machine's own namespace, reaches the apiserver).
+ * So the node reaches the apiserver without any route out of its namespace.
+ *
+ *   relay-agent.ts <listen port> <unix socket path>
+ */
+import { connect, createServer } from 'node:net';
+
+const [portText, socketPath] = process.argv.slice(2);
+const port = Number(portText);
+if (!(port > 0) || !socketPath) {
+  process.stderr.write('usage: relay-agent.ts <listen port> <unix socket path>\n');
+  process.exit(2);
+}
+
+const server = createServer((inbound) => {
+  const outbound = connect(socketPath);
+  inbound.pipe(outbound);
+  outbound.pipe(inbound);
+  const close = () => {
+    inbound.destroy();
+    outbound.destroy();
+  };
+  inbound.on('error', close);
+  outbound.on('error', close);
+  inbound.on('close', close);
+  outbound.on('close', close);
+});
+server.listen(port, '127.0.0.1', () => process.stdout.write(`relay listening on 127.0.0.1:${port} -> ${socketPath}\n`));

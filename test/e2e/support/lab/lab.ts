@@ -1,0 +1,270 @@
+/**
+ * The data-path lab: real packets from a client to a reserved address,
+ * answered by MetalLB's speaker (ARP/NDP) on one of the nodes and forwarded
+ * by that node's kube-proxy to a workload. Everything lives in network
+ * namespaces this module makes (names `cozylab-<run>-*`) and removes on stop,
+ * on process exit, and, for a killed run, at the next start.
+ *
+ *                        switch namespace
+ *              ┌──────── bridge "pub" ────────┐        ┌──── bridge "pod" ────┐
+ *              │ 203.0.113.0/24 2001:db8:1::/64│        │198.51.100.0/24 …:2::/64│
+ *     client ──┤                  node1 ───────┼────────┼── node1              ├── w1
+ *   (.2, ::2)  │                  node2 ───────┼────────┼── node2              ├── w2 …
+ *              └───────────────────────────────┘        └──────────────────────┘
+ *   each node: relay (127.0.0.1:16443 → unix socket → apiserver on the host's loopback),
+ *              kube-proxy (nftables), MetalLB speaker (L2, memberlist on its .1x address)
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type * as k8s from '@kubernetes/client-node';
+import { dataPathBinaries } from '../binaries.js';
+import type { Platform } from '../platform.js';
+import { waitFor } from '../ports.js';
+import { LabClient } from './client.js';
+import { cleanLeftovers, ip, labUnavailable, LAB_PREFIX, newRun, removeNamespace } from './netns.js';
+import { LabNode } from './nodes.js';
+import { CLIENT, LAB_RANGES, PUBLIC, workloadAddresses, WORKLOAD_PORT } from './plan.js';
+import { agentArgs, kill9, spawnInteractive, startIn } from './run-in.js';
+import { assertDocumentation, assertHostDoesNotUse, assertHostUnchanged, contains, hostSnapshot } from './safety.js';
+import { makeNamespace, makeSwitch, plug, routeDevice } from './wiring.js';
+import { endpointSlices, loadBalancer, type Family, type Workload } from './workloads.js';
+
+export { labUnavailable };
+
+const AGENTS = join(dirname(fileURLToPath(import.meta.url)), 'agents');
+/** The client's one interface: the only way out of its namespace. */
+const CLIENT_LINK = 'pub';
+
+export interface LabOptions {
+  /** How many nodes (each a speaker and a kube-proxy). @default 2 */
+  readonly nodes?: number;
+  /** Workload names, each its own namespace and HTTP server. */
+  readonly workloads: readonly string[];
+}
+
+export interface Lab {
+  readonly runId: string;
+  readonly nodes: readonly LabNode[];
+  readonly client: LabClient;
+  workload(name: string): Workload;
+  /** Checks, inside the client namespace, that the route to `ip` goes over the lab's own link, allows it, and returns its URL. */
+  target(ip: string): Promise<string>;
+  /** Writes `service`'s EndpointSlices to name `workload`; returns what removes them. */
+  expose(namespace: string, service: string, workload: string, families?: readonly Family[]): Promise<() => Promise<void>>;
+  /** Creates a LoadBalancer Service fronting `workload` (its EndpointSlices first); returns when the create returned. */
+  createService(namespace: string, name: string, workload: string, options?: Parameters<typeof loadBalancer>[2]): Promise<k8s.V1Service>;
+  /** The link-layer address the client's neighbour table holds for `ip` (learnt by ARP for IPv4, NDP for IPv6), if any. */
+  neighbour(ip: string): string | undefined;
+  /** The node whose pod-segment address is `peer` (who carried a request). */
+  nodeByPeer(peer: string): LabNode | undefined;
+  /** The last lines of every lab process's log, for a failure message. */
+  logs(lines?: number): string;
+  stop(): Promise<void>;
+}
+
+export async function startLab(platform: Platform, options: LabOptions): Promise<Lab> {
+  const unavailable = labUnavailable();
+  if (unavailable) {
+    throw new Error(unavailable);
+  }
+  const swept = cleanLeftovers();
+  if (swept.length) {
+    process.stdout.write(`lab: removed ${swept.length} namespaces left by a killed run: ${swept.join(', ')}\n`);
+  }
+  assertHostDoesNotUse(LAB_RANGES);
+  const hostBefore = hostSnapshot();
+  const { runId, dir } = newRun();
+  const logs = join(dir, 'logs');
+  mkdirSync(logs);
+  const namespaces: string[] = [];
+  const name = (role: string) => `${LAB_PREFIX}${runId}-${role}`;
+  const bin = dataPathBinaries();
+  let relay: Server | undefined;
+  let client: LabClient | undefined;
+  let clientProcess: ReturnType<typeof spawnInteractive> | undefined;
+  const workloads = new Map<string, Workload>();
+  const nodes: LabNode[] = [];
+  let stopped = false;
+
+  // Synchronous, for process exit: kill by pid and delete, nothing awaited.
+  const sweep = () => {
+    for (const ns of [...namespaces].reverse()) {
+      try {
+        removeNamespace(ns);
+      } catch {
+        // best effort at exit; the next run's sweep finds what is left
+      }
+    }
+    namespaces.length = 0;
+  };
+  process.once('exit', sweep);
+
+  const stop = async () => {
+    if (stopped) {
+      return;
+    }
+    stopped = true;
+    client?.close();
+    if (clientProcess) {
+      await kill9(clientProcess);
+    }
+    for (const w of workloads.values()) {
+      await kill9(w.process.process);
+    }
+    for (const n of nodes) {
+      await n.stop();
+    }
+    sweep();
+    process.removeListener('exit', sweep);
+    await new Promise<void>((r) => (relay ? relay.close(() => r()) : r()));
+    if (process.env.COZYLAB_KEEP_LOGS !== '1') {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    assertHostUnchanged(hostBefore, hostSnapshot());
+  };
+
+  try {
+    // The apiserver's end of every node's relay: a unix socket in the run's folder.
+    const api = new URL(platform.cluster.server);
+    const socket = join(dir, 'api.sock');
+    relay = createServer((inbound) => {
+      const outbound = connect(Number(api.port), '127.0.0.1');
+      inbound.pipe(outbound);
+      outbound.pipe(inbound);
+      const close = () => {
+        inbound.destroy();
+        outbound.destroy();
+      };
+      for (const s of [inbound, outbound]) {
+        s.on('error', close);
+        s.on('close', close);
+      }
+    });
+    await new Promise<void>((r) => relay!.listen(socket, () => r()));
+
+    const switchNs = name('switch');
+    namespaces.push(switchNs);
+    makeSwitch(switchNs);
+
+    const clientNs = name('client');
+    namespaces.push(clientNs);
+    makeNamespace(clientNs);
+    plug(switchNs, 'pub', 'pub-client', clientNs, CLIENT_LINK, CLIENT);
+    // The client's only way out is the lab's segment: no default route, whatever else goes wrong.
+    for (const family of ['-4', '-6']) {
+      const defaults = ip(['-n', clientNs, family, 'route', 'show', 'default']).trim();
+      if (defaults) {
+        throw new Error(`lab safety: the client namespace has a default route (${defaults})`);
+      }
+    }
+
+    options.workloads.forEach((w, i) => {
+      const ns = name(w);
+      namespaces.push(ns);
+      makeNamespace(ns);
+      const addresses = workloadAddresses(i + 1);
+      plug(switchNs, 'pod', `pod-${w}`.slice(0, 15), ns, 'pod', addresses);
+      const process_ = startIn(ns, `workload-${w}`, process.execPath, agentArgs(join(AGENTS, 'workload-agent.ts'), [w, String(WORKLOAD_PORT)]), logs);
+      workloads.set(w, { name: w, ns, addresses, process: process_ });
+    });
+
+    const memberlistKeyDir = join(dir, 'memberlist');
+    mkdirSync(memberlistKeyDir);
+    writeFileSync(join(memberlistKeyDir, 'secretkey'), randomBytes(16).toString('hex'));
+    const context = {
+      runId,
+      dir,
+      switchNs,
+      socket,
+      adminKubeconfig: platform.cluster.kubeconfig(),
+      core: platform.admin.core,
+      tools: { kubeProxy: bin.kubeProxy, speaker: bin.metallbSpeaker, relayAgent: join(AGENTS, 'relay-agent.ts') },
+      memberlistKeyDir,
+      nodeNames: Array.from({ length: options.nodes ?? 2 }, (_, i) => `node${i + 1}`),
+    };
+    for (const [i, nodeName] of context.nodeNames.entries()) {
+      const node = new LabNode(nodeName, i + 1, context);
+      namespaces.push(node.ns);
+      nodes.push(node);
+      node.wire();
+      await node.register();
+    }
+    await Promise.all(nodes.map((n) => n.start()));
+
+    clientProcess = spawnInteractive(clientNs, 'client', process.execPath, agentArgs(join(AGENTS, 'client-agent.ts'), []), logs);
+    client = new LabClient(clientProcess);
+    await Promise.race([
+      client.ready,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('the client agent did not start within 30 s')), 30_000)),
+    ]);
+    for (const w of workloads.values()) {
+      await waitFor(`workload ${w.name} listening (${w.process.tail(3)})`, async () => /listening/.test(w.process.tail(3)), 30_000);
+    }
+  } catch (error) {
+    const tails = describeLogs(nodes, workloads, 15);
+    await stop().catch(() => undefined);
+    throw new Error(`the lab did not start: ${(error as Error).message}\n${tails}`);
+  }
+
+  const readyClient = client;
+  const lab: Lab = {
+    runId,
+    nodes,
+    client: readyClient,
+    workload(w) {
+      const found = workloads.get(w);
+      if (!found) {
+        throw new Error(`lab: no workload ${w}`);
+      }
+      return found;
+    },
+    async target(ip) {
+      assertDocumentation(ip);
+      if (!contains(ip.includes(':') ? PUBLIC.v6 : PUBLIC.v4, ip)) {
+        throw new Error(`lab: ${ip} is not on the lab's public segment`);
+      }
+      const device = routeDevice(name('client'), ip);
+      if (device !== CLIENT_LINK) {
+        throw new Error(`lab safety: inside the client namespace the route to ${ip} goes ${device ? `over ${device}` : 'nowhere'}, not over the lab's link ${CLIENT_LINK}`);
+      }
+      await readyClient.allow(ip);
+      return ip.includes(':') ? `http://[${ip}]/` : `http://${ip}/`;
+    },
+    async expose(namespace, service, w, families = ['IPv4']) {
+      const slices = endpointSlices(namespace, service, lab.workload(w), families);
+      for (const slice of slices) {
+        await platform.admin.objects.create(slice);
+      }
+      return async () => {
+        for (const slice of slices) {
+          await platform.admin.objects.delete(slice).catch((e: { code?: number }) => (e.code === 404 ? undefined : Promise.reject(e)));
+        }
+      };
+    },
+    async createService(namespace, service, w, serviceOptions = {}) {
+      await lab.expose(namespace, service, w, serviceOptions.families);
+      return platform.admin.core.createNamespacedService({ namespace, body: loadBalancer(namespace, service, serviceOptions) });
+    },
+    neighbour(target) {
+      return /lladdr\s+(\S+)/.exec(ip(['-n', name('client'), target.includes(':') ? '-6' : '-4', 'neigh', 'show', target]))?.[1];
+    },
+    nodeByPeer(peer) {
+      return nodes.find((n) => n.pod.v4 === peer || n.pod.v6 === peer);
+    },
+    logs(lines = 20) {
+      return describeLogs(nodes, workloads, lines);
+    },
+    stop,
+  };
+  return lab;
+}
+
+function describeLogs(nodes: readonly LabNode[], workloads: ReadonlyMap<string, Workload>, lines: number): string {
+  return [
+    ...nodes.flatMap((n) => [`--- ${n.name} speaker\n${n.speakerLog(lines)}`, `--- ${n.name} kube-proxy\n${n.kubeProxyLog(lines)}`]),
+    ...[...workloads.values()].map((w) => `--- workload ${w.name}\n${w.process.tail(lines)}`),
+  ].join('\n');
+}
