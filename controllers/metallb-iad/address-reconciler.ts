@@ -7,7 +7,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import { METALLB_TEARDOWN_FINALIZER, type IPAddress } from '../../api/v1alpha1/index.js';
 import { familyOf, rangeContains } from '../../api/ip.js';
 import type { Controller, ReconcileResult } from '../runtime/controller.js';
-import { keyOf, withoutFinalizer } from '../runtime/kube.js';
+import { ignoreNotFound, keyOf, withoutFinalizer } from '../runtime/kube.js';
 import type { Manager } from '../runtime/manager.js';
 import { classChanged, rendersDiffer } from './class-reconciler.js';
 import type { DriverClusterStore } from './cluster-store.js';
@@ -92,7 +92,8 @@ export class DriverAddressReconciler {
     if (service && driverPin(service).includes(address.spec.address)) {
       return { requeueAfterMs: TEARDOWN_RECHECK_MS };
     }
-    await this.store.updateAddress(withoutFinalizer(address, METALLB_TEARDOWN_FINALIZER));
+    // Gone already (the core's finalizer went last, or a retry after our own write): done.
+    await ignoreNotFound(this.store.updateAddress(withoutFinalizer(address, METALLB_TEARDOWN_FINALIZER)));
   }
 
   /** Conflict clears once no Service carries the IP without authorization; true when it did. */

@@ -32,10 +32,12 @@ import { ensureHold } from './holds.js';
 const WAITING_REQUEUE_MS = 120_000;
 /** After giving an IP back, how soon to look whether its hold has it (nothing else wakes the claim then). */
 const GIVEN_BACK_RECHECK_MS = 1_000;
+/** How long a claim waits for the IP it gave back to be held before it asks again anyway. */
+const GIVEN_BACK_WAIT_MS = 10_000;
 
 export class DriverClaimReconciler {
-  /** Per claim, the address whose IP its allocation last gave back (memory only: a restart just asks again). */
-  private readonly givenBack = new Map<string, string>();
+  /** Per claim, the address whose IP its allocation last gave back, and when (memory only: a restart just asks again). */
+  private readonly givenBack = new Map<string, { readonly addressName: string; readonly at: number }>();
 
   constructor(
     private readonly store: DriverStore,
@@ -48,10 +50,11 @@ export class DriverClaimReconciler {
    * again, or it could be handed the same IP back before the hold took it.
    */
   private givenBackIsHeld(key: string): boolean {
-    const addressName = this.givenBack.get(key);
-    const address = addressName ? this.store.address(addressName) : undefined;
-    const held = !address || this.store.placeholdersOf(addressName!).some((p) => ingressIps(p).includes(address.spec.address));
-    if (held) {
+    const given = this.givenBack.get(key);
+    const address = given ? this.store.address(given.addressName) : undefined;
+    const held = !address || this.store.placeholdersOf(given!.addressName).some((p) => ingressIps(p).includes(address.spec.address));
+    // Bounded: if the hold has not got the IP by then, something else has it, and waiting longer gains nothing.
+    if (held || Date.now() - given!.at > GIVEN_BACK_WAIT_MS) {
       this.givenBack.delete(key);
     }
     return held;
@@ -214,7 +217,7 @@ export class DriverClaimReconciler {
       // allocation gives it back and asks again once that hold has it.
       await ensureHold(this.store, this.events, address);
       await this.store.deleteService(this.store.placeholderNamespace, placeholderName);
-      this.givenBack.set(`${namespace}/${name}`, addressName);
+      this.givenBack.set(`${namespace}/${name}`, { addressName, at: Date.now() });
       const owner = ref ? `IPAddressClaim ${ref.namespace}/${ref.name}` : 'no claim';
       this.events.event(claim, 'Warning', 'LedgerMismatch', `MetalLB assigned ${ip}, but IPAddress ${addressName} records it for ${owner}; gave it back and asking again`);
       return false;

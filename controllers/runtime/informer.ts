@@ -32,6 +32,13 @@ export interface InformerOptions<T> {
 
 export class Informer<T extends KubeObject> {
   private readonly cache = new Map<string, T>();
+  /**
+   * Recently deleted keys and the resourceVersion of their deletion: the
+   * response to this process's own write can arrive after the object's DELETED
+   * event (a write that removed its last finalizer, or a delete racing an
+   * update), and must not bring the object back into the cache.
+   */
+  private readonly tombstones = new Map<string, string | undefined>();
   private readonly indexers = new Map<string, IndexFunction<T>>();
   private readonly indexes = new Map<string, Map<string, Set<string>>>();
   private readonly handlers: InformerHandlers<T>[] = [];
@@ -221,9 +228,10 @@ export class Informer<T extends KubeObject> {
             }
             const key = keyOf(object);
             if (phase === 'DELETED') {
-              const previous = this.cache.get(key);
-              if (previous) {
+              if (this.cache.has(key)) {
                 this.remove(key, object);
+              } else {
+                this.bury(key, object); // never cached, but a late answer to a write must not bring it in
               }
             } else {
               this.upsert(key, object);
@@ -259,6 +267,9 @@ export class Informer<T extends KubeObject> {
    */
   assume<U extends T>(object: U): U {
     const key = keyOf(object);
+    if (this.tombstones.has(key) && !isNewer(object.metadata.resourceVersion, this.tombstones.get(key))) {
+      return object; // already deleted: an older answer must not resurrect it
+    }
     const previous = this.cache.get(key);
     if (!previous || isNewer(object.metadata.resourceVersion, previous.metadata.resourceVersion)) {
       this.upsert(key, object);
@@ -287,7 +298,16 @@ export class Informer<T extends KubeObject> {
     }
   }
 
+  private bury(key: string, object: T): void {
+    this.tombstones.delete(key); // re-inserted last: the map stays in deletion order
+    this.tombstones.set(key, object.metadata.resourceVersion);
+    if (this.tombstones.size > MAX_TOMBSTONES) {
+      this.tombstones.delete(this.tombstones.keys().next().value!);
+    }
+  }
+
   private remove(key: string, object: T): void {
+    this.bury(key, object);
     const previous = this.cache.get(key);
     if (previous) {
       this.unindex(key, previous);
@@ -329,6 +349,9 @@ export class Informer<T extends KubeObject> {
  * compares them as integers too. Anything unparsable counts as newer unless
  * equal, as before assumed writes existed.
  */
+/** Deleted keys remembered against late answers to this process's writes (a write's answer comes within seconds). */
+const MAX_TOMBSTONES = 10_000;
+
 function isNewer(version: string | undefined, cached: string | undefined): boolean {
   if (version === cached) {
     return false;

@@ -88,6 +88,24 @@ describe('Informer', () => {
     expect(events).toEqual(['add a', 'update a red->blue', 'add c']);
   });
 
+  it('a late answer to a write never brings back an object whose DELETED event came first (a write that removed its last finalizer)', async () => {
+    let sendLater!: (type: string, object: unknown) => void;
+    server.onWatch((send) => (sendLater = send));
+    const { events } = start([{ items: [thing('a', '10'), thing('b', '10')], resourceVersion: '10' }]);
+    await informer!.synced;
+    await until('the watch', () => sendLater !== undefined);
+    sendLater('DELETED', thing('z', '14')); // never cached
+    sendLater('DELETED', thing('a', '15')); // after z: once a is gone, z's event was read too
+    await until('a deleted', () => events.includes('delete a'));
+    informer!.assume(thing('a', '15', 'blue')); // the update's answer, arriving after the deletion
+    informer!.assume(thing('z', '13'));
+    expect(informer!.get('a')).toBeUndefined();
+    expect(informer!.get('z')).toBeUndefined();
+    informer!.assume(thing('a', '17', 'green')); // a later create of the same name is a new object
+    expect(events).toContain('add a');
+    expect(informer!.get('a')?.spec?.color).toBe('green');
+  });
+
   it('caches objects without managedFields, from lists and watches alike', async () => {
     const managed = (t: Thing) => ({ ...t, metadata: { ...t.metadata, managedFields: [{ manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:spec': {} } }] } });
     server.onWatch((send) => send('ADDED', managed(thing('b', '11'))));

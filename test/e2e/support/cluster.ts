@@ -71,7 +71,10 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
     for (const p of [...started].reverse()) {
       await p.stop();
     }
-    rmSync(dir, { recursive: true, force: true });
+    // E2E_KEEP=1 keeps the logs and data of every platform, to read after a failure.
+    if (!process.env.E2E_KEEP) {
+      rmSync(dir, { recursive: true, force: true });
+    }
   };
 
   try {
