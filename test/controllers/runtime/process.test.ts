@@ -27,6 +27,11 @@ async function runThenTerminate(server: string, runMs: number) {
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // The run starts once the process has said it started (tsx's own start takes seconds on a loaded machine).
+  const deadline = Date.now() + 30_000;
+  while (!stderr.includes('"msg":"starting"') && child.exitCode === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
   await new Promise((r) => setTimeout(r, runMs));
   const signalled = Date.now();
   child.kill('SIGTERM');
