@@ -2,9 +2,15 @@
  * Image pins: the one source of every container image the artifact references.
  *
  * Every reference is `<repository>:<tag>@sha256:<64 hex>` (Cozystack's
- * "repository + digest inside tag" shape); synth refuses anything else. The
- * release pipeline rewrites this file after pushing the images it builds from
- * the Dockerfiles under controllers/.
+ * "repository + digest inside tag" shape); synth refuses anything else.
+ *
+ * The controllers' digests are the ones `npm run images` builds from this
+ * commit's sources (reproducible: every input pinned, hack/images/inputs.ts),
+ * known without any registry. CI's `npm run images -- --check` rebuilds and
+ * fails when one differs; after a change to what the images hold (controllers/,
+ * api/, the lockfile, hack/images/) re-stamp with
+ * `npm run images -- --stamp && npm run synth`. A release's
+ * `npm run images -- --push` refuses an image whose digest is not stamped here.
  */
 
 import { RELEASE_VERSION } from './version.js';
@@ -19,13 +25,6 @@ export interface ImagePin {
 }
 
 export const IMAGE_TAG_PATTERN = '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}@sha256:[0-9a-f]{64}$';
-
-/**
- * Placeholder digest for images not yet published: these controllers have never
- * been pushed (no registry is reachable from the build machines), so the pins
- * carry the all-zero digest until the first release run stamps the real one.
- */
-const UNPUBLISHED = `sha256:${'0'.repeat(64)}`;
 
 /**
  * Where this project's images live: under the Cozystack organisation but
@@ -43,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: UNPUBLISHED,
+    digest: 'sha256:0bb6b76526cc3e5f3c6b7c92dea3f46cc9fc9ac7d9959994f420123e71cb188d',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: UNPUBLISHED,
+    digest: 'sha256:3c216a1d6a0c2f74c9a952eae2191efdcc0de319bc0c5783bda5164b7a3a4aa2',
   },
 } as const satisfies Record<string, ImagePin>;
 

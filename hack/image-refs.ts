@@ -24,7 +24,7 @@ import { InputError, isMain, parseArgs, runTool, toolParser, ToolError } from '.
 export const FIRST_PARTY_PREFIX = 'ghcr.io/cozystack/';
 const DIGEST = /@sha256:[0-9a-f]{64}$/;
 const REF_IN_TEXT = /[^\s"']+@sha256:[0-9a-f]{64}/g;
-/** The digest of an image never pushed (constructs/images.ts): a release must not ship it. */
+/** A stand-in for a digest never computed: a release must not ship it (constructs/images.ts carries built digests). */
 export const PLACEHOLDER_DIGEST = `sha256:${'0'.repeat(64)}`;
 
 export interface ImageRef {
@@ -129,7 +129,7 @@ export function collectImageRefs(root: string, options: CollectOptions = {}): Im
       continue;
     }
     if (options.release && ref.endsWith(`@${PLACEHOLDER_DIGEST}`)) {
-      problems.push(`${file}: first-party image ${ref} carries the all-zero placeholder digest; build and push it, then stamp the digest (npm run images -- --push ... --stamp)`);
+      problems.push(`${file}: first-party image ${ref} carries the all-zero placeholder digest; stamp the digest its build gives (npm run images -- --stamp && npm run synth)`);
       continue;
     }
     const set = digests.get(repository) ?? new Set<string>();

@@ -30,6 +30,19 @@ export interface OciImage {
 
 const sha256 = (bytes: Uint8Array) => `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 
+/** A layer's diff ID and gzip, per entries array: both controllers share the base and Node layers, compressed once. */
+const layerCache = new WeakMap<readonly TarEntry[], { diffId: string; gzip: Uint8Array }>();
+
+function layer(entries: readonly TarEntry[]): { diffId: string; gzip: Uint8Array } {
+  let done = layerCache.get(entries);
+  if (!done) {
+    const tar = tarOf(entries);
+    done = { diffId: sha256(tar), gzip: gzipSync(tar, { level: 6, mtime: 0 }) };
+    layerCache.set(entries, done);
+  }
+  return done;
+}
+
 export function ociImage(layers: readonly (readonly TarEntry[])[], config: ImageConfig, tag: string): OciImage {
   const blobs = new Map<string, Uint8Array>();
   const add = (mediaType: string, bytes: Uint8Array): Descriptor => {
@@ -39,9 +52,9 @@ export function ociImage(layers: readonly (readonly TarEntry[])[], config: Image
   };
   const diffIds: string[] = [];
   const layerDescriptors = layers.map((entries) => {
-    const tar = tarOf(entries);
-    diffIds.push(sha256(tar));
-    return add(OCI_LAYER_MEDIA_TYPE, gzipSync(tar, { level: 6, mtime: 0 }));
+    const { diffId, gzip } = layer(entries);
+    diffIds.push(diffId);
+    return add(OCI_LAYER_MEDIA_TYPE, gzip);
   });
   const configJson = {
     architecture: 'amd64',
