@@ -1,15 +1,72 @@
-/** `npm run bench:e2e`: the end-to-end figure of `npm run bench` alone (hack/bench/e2e.ts). */
+/**
+ * `npm run bench:e2e`: the end-to-end figure of `npm run bench` alone
+ * (hack/bench/e2e.ts): BENCH_E2E_CLAIMS claims (default 1,000) through the
+ * core, the driver and MetalLB on a loopback control plane, then the same
+ * targets table as `npm run bench` (hack/bench/e2e-targets.ts).
+ *
+ * Needs the control-plane binaries: bash hack/e2e/build-binaries.sh (cached
+ * under .cache/e2e/; $E2E_BIN or $KUBEBUILDER_ASSETS name others).
+ *
+ * Exit codes (hack/lib/cli.ts): 0 every target met, 1 a target missed, 2 bad
+ * input (a flag, BENCH_E2E_CLAIMS, the binaries not built), 3 internal.
+ */
 import { spawnSync } from 'node:child_process';
-import { benchEndToEnd } from './bench/e2e.js';
+import { join } from 'node:path';
+import { Targets } from './bench/targets.js';
+import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from './lib/cli.js';
+import { REPO_ROOT } from './lib/paths.js';
 
-const build = spawnSync(process.execPath, ['--import', 'tsx', 'hack/build.ts'], { stdio: 'inherit' });
-if (build.status !== 0) {
-  process.stderr.write('bench e2e: npm run build failed\n');
-  process.exit(3);
+/** BENCH_E2E_CLAIMS as a claim count; bad input unless a positive integer. */
+export function claimCount(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.BENCH_E2E_CLAIMS ?? '1000';
+  if (!/^[1-9][0-9]*$/.test(raw.trim())) {
+    throw new InputError(`BENCH_E2E_CLAIMS=${JSON.stringify(raw)}: expected a positive integer (default 1000)`);
+  }
+  return Number(raw.trim());
 }
-const run = await benchEndToEnd(Number(process.env.BENCH_E2E_CLAIMS ?? 1000));
-process.stdout.write(
-  `bench e2e: ${run.claims} claims Bound at ${run.claimsPerSecond.toFixed(1)} claims/s, p50 ${run.p50Seconds.toFixed(2)} s, p99 ${run.p99Seconds.toFixed(2)} s; ` +
-    `${run.writesPerClaim.toFixed(1)} writes/claim by the controllers, ${run.allWritesPerClaim.toFixed(1)} in all; peak RSS core ${run.coreRssMiB.toFixed(0)} MiB, driver ${run.driverRssMiB.toFixed(0)} MiB\n` +
-    [...run.writes].sort((a, b) => b[1] - a[1]).map(([k, v]) => `  ${k}: ${(v / run.claims).toFixed(2)}/claim`).join('\n') + '\n',
-);
+
+/** The control-plane binaries, or one line saying how to get them. */
+async function requireBinaries(): Promise<void> {
+  // Loaded here, not at the top: it pulls in the synth tree, which --help does not need.
+  const { binaries } = await import('../test/e2e/support/binaries.js');
+  try {
+    binaries();
+  } catch (error) {
+    throw new InputError(
+      `the control-plane binaries are not built (${(error as Error).message.replace(/: run bash hack\/e2e\/build-binaries\.sh$/, '')}): ` +
+        'run bash hack/e2e/build-binaries.sh first (about 7.5 min the first time, cached after), or set $E2E_BIN',
+    );
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const parser = toolParser(
+    'bench:e2e',
+    argv,
+    '(no flags: BENCH_E2E_CLAIMS=N sets the claim count, default 1000; needs bash hack/e2e/build-binaries.sh; README "Benchmarks")',
+  );
+  if (!parseArgs(parser, argv)) {
+    return EXIT.OK;
+  }
+  const claims = claimCount();
+  await requireBinaries();
+  const build = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'hack', 'build.ts')], { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (build.status !== 0) {
+    throw new ToolError(['npm run build failed'], EXIT.INTERNAL);
+  }
+  const { benchEndToEnd } = await import('./bench/e2e.js');
+  const { checkEndToEnd } = await import('./bench/e2e-targets.js');
+  const run = await benchEndToEnd(claims);
+  process.stdout.write(
+    `bench e2e: ${run.claims} claims Bound at ${run.claimsPerSecond.toFixed(1)} claims/s, p50 ${run.p50Seconds.toFixed(2)} s, p99 ${run.p99Seconds.toFixed(2)} s; ` +
+      `${run.writesPerClaim.toFixed(1)} writes/claim by the controllers, ${run.allWritesPerClaim.toFixed(1)} in all; peak RSS core ${run.coreRssMiB.toFixed(0)} MiB, driver ${run.driverRssMiB.toFixed(0)} MiB\n` +
+      [...run.writes].sort((a, b) => b[1] - a[1]).map(([k, v]) => `  ${k}: ${(v / run.claims).toFixed(2)}/claim`).join('\n') + '\n',
+  );
+  const targets = new Targets();
+  checkEndToEnd(targets, run);
+  return targets.report() === 0 ? EXIT.OK : EXIT.CHECK_FAILED;
+}
+
+if (isMain(import.meta.url)) {
+  runTool('bench:e2e', main);
+}

@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VERSION } from '../../controllers/runtime/version.js';
@@ -18,6 +20,7 @@ const TOOLS = [
   ['conformance', 'hack/conformance.ts'],
   ['images', 'hack/images.ts'],
   ['bench', 'hack/bench.ts'],
+  ['bench:e2e', 'hack/bench-e2e.ts'],
 ] as const;
 
 describe('every tool shares one command-line layer', () => {
@@ -42,9 +45,15 @@ describe('every tool shares one command-line layer', () => {
   it('image-refs: a missing root is bad input (2), a refused ref a failed check (1), and --release refuses the all-zero digest', () => {
     expect(tool('hack/image-refs.ts', '/nonexistent')).toMatchObject({ status: 2, stderr: 'image-refs: /nonexistent: no such directory\n' });
     expect(tool('hack/image-refs.ts', 'dist/packages').status).toBe(0);
-    const release = tool('hack/image-refs.ts', '--release', 'dist/packages');
+    // dist/ carries the stamped digests of the images this commit builds: a release passes.
+    expect(tool('hack/image-refs.ts', '--release', 'dist/packages')).toMatchObject({ status: 0, stderr: '' });
+    const zeroed = join(mkdtempSync(join(tmpdir(), 'image-refs-')), 'packages');
+    cpSync(join(REPO_ROOT, 'dist', 'packages'), zeroed, { recursive: true });
+    const values = join(zeroed, 'system', 'address-controller', 'values.yaml');
+    writeFileSync(values, readFileSync(values, 'utf8').replace(/@sha256:[0-9a-f]{64}/g, `@sha256:${'0'.repeat(64)}`));
+    const release = tool('hack/image-refs.ts', '--release', zeroed);
     expect(release.status).toBe(EXIT.CHECK_FAILED);
-    expect(release.stderr).toMatch(/^image-refs: system\/address-controller\/values\.yaml: first-party image ghcr\.io\/cozystack\/address-controller:\S+@sha256:0{64} carries the all-zero placeholder digest/);
+    expect(release.stderr).toMatch(/^image-refs: system\/address-controller\/values\.yaml: first-party image ghcr\.io\/cozystack\/address-controller:\S+@sha256:0{64} carries the all-zero placeholder digest; stamp the digest its build gives \(npm run images -- --stamp && npm run synth\)/);
     expect(tool('hack/image-refs.ts', '--release=maybe').status).toBe(2);
   });
 
@@ -66,6 +75,20 @@ describe('every tool shares one command-line layer', () => {
   it('images: an unknown controller, and auth flags without --push, are refused before anything is built', () => {
     expect(tool('hack/images.ts', 'adress-controller')).toMatchObject({ status: 2, stderr: 'images: unknown controller "adress-controller" (known: address-controller, metallb-iad)\n' });
     expect(tool('hack/images.ts', '--plain-http')).toMatchObject({ status: 2, stderr: 'images: --plain-http, --username and --password-stdin go with --push\n' });
+    expect(tool('hack/images.ts', '--check', '--stamp')).toMatchObject({ status: 2, stderr: 'images: --check writes nothing: it goes without --push and --stamp\n' });
+    expect(tool('hack/images.ts', '--check=maybe').status).toBe(2);
+  });
+
+  it('bench:e2e: without the control-plane binaries, or with a bad claim count, one line and exit 2 before anything runs', () => {
+    const env = { ...process.env, E2E_BIN: '/nonexistent', KUBEBUILDER_ASSETS: '' };
+    const missing = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'hack', 'bench-e2e.ts')], { cwd: REPO_ROOT, encoding: 'utf8', env });
+    expect(missing.status).toBe(EXIT.BAD_INPUT);
+    expect(missing.stderr).toBe(
+      'bench:e2e: the control-plane binaries are not built (etcd not found (looked in /nonexistent/etcd)): ' +
+        'run bash hack/e2e/build-binaries.sh first (about 7.5 min the first time, cached after), or set $E2E_BIN\n',
+    );
+    const claims = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'hack', 'bench-e2e.ts')], { cwd: REPO_ROOT, encoding: 'utf8', env: { ...env, BENCH_E2E_CLAIMS: '1e3' } });
+    expect(claims).toMatchObject({ status: 2, stderr: 'bench:e2e: BENCH_E2E_CLAIMS="1e3": expected a positive integer (default 1000)\n' });
   });
 
   it('conformance: a missing --cozystack or a folder that is not a checkout is bad input', () => {
