@@ -11,7 +11,6 @@
  * Exit codes: 0 ok, 1 --check found drift, 2 bad input (nothing written), 3 internal error.
  */
 import { tmpdir } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import { hideBin } from 'yargs/helpers';
 import { EXIT, InputError, parseArgs, reportError, toolParser } from '../hack/lib/cli.js';
 import { join } from 'node:path';
@@ -63,13 +62,14 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.OK;
   }
 
-  writeTree(args.out, files);
+  const written = writeTree(args.out, files);
   if (!args.quiet) {
     for (const [path, content] of files) {
       process.stdout.write(`  ${args.out}/${path} (${bytesOf(content).length} bytes)\n`);
     }
   }
-  process.stdout.write(`synth: wrote ${files.size} files to ${args.out} (cozystack-packages ${digest}) in ${elapsed()}\n`);
+  const what = written ? `${files.size} files to ${args.out}` : `0 files to ${args.out}: its ${files.size} files already hold this output`;
+  process.stdout.write(`synth: wrote ${what} (cozystack-packages ${digest}) in ${elapsed()}\n`);
   return EXIT.OK;
 }
 

@@ -9,10 +9,17 @@ import { SynthInputError } from './overrides.js';
 /**
  * Replaces `out` with exactly `files`: written to a sibling temp folder first
  * and renamed into place, so a failure leaves the previous output untouched.
+ * When `out` already holds exactly these files (paths, bytes, modes), nothing
+ * is written and false is returned: replacing a tree costs a folder's worth of
+ * creates and deletes, far more than reading it, and an unchanged tree keeps
+ * its mtimes.
  */
-export function writeTree(out: string, files: FileTree): void {
+export function writeTree(out: string, files: FileTree): boolean {
   const target = resolve(out);
   guardTarget(out, target);
+  if (holdsExactly(target, files)) {
+    return false;
+  }
   const parent = dirname(target);
   let staging: string | undefined;
   try {
@@ -30,6 +37,7 @@ export function writeTree(out: string, files: FileTree): void {
       renameSync(staging, target);
     }
     staging = undefined;
+    return true;
   } catch (error) {
     const e = error as NodeJS.ErrnoException;
     throw new SynthInputError(`--out ${out}: cannot write: ${e.message.replace(/\s+/g, ' ')}`);
@@ -56,6 +64,38 @@ export function writeFiles(dir: string, files: FileTree): void {
     }
     writeFileSync(file, bytesOf(content), { mode: 0o644 });
     chmodSync(file, 0o644);
+  }
+}
+
+/** True when `dir` holds `files` and nothing else: the same bytes, files 0644, folders 0755 (as writeFiles leaves them). */
+export function holdsExactly(dir: string, files: FileTree): boolean {
+  const folders = new Set([...files.keys()].flatMap((path) => path.split('/').slice(0, -1).map((_, i, parts) => `${parts.slice(0, i + 1).join('/')}/`)));
+  let seen = 0;
+  const same = (current: string, prefix: string): boolean => {
+    if ((statSync(current).mode & 0o7777) !== 0o755) {
+      return false;
+    }
+    for (const entry of readdirSync(current, { withFileTypes: true })) {
+      const full = join(current, entry.name);
+      const path = `${prefix}${entry.name}`;
+      if (entry.isDirectory()) {
+        if (!folders.has(`${path}/`) || !same(full, `${path}/`)) {
+          return false;
+        }
+        continue;
+      }
+      const content = files.get(path);
+      if (!entry.isFile() || content === undefined || (statSync(full).mode & 0o7777) !== 0o644 || !readFileSync(full).equals(bytesOf(content))) {
+        return false;
+      }
+      seen++;
+    }
+    return true;
+  };
+  try {
+    return same(dir, '') && seen === files.size;
+  } catch {
+    return false; // missing or unreadable: write it
   }
 }
 

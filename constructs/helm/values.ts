@@ -4,7 +4,7 @@
  * lint) and the validator synth uses for overrides.
  */
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { toOpenApi } from '../../api/typebox/schema.js';
 
 export interface ValuesDefinition<S extends TObject = TObject> {
@@ -47,9 +47,14 @@ export interface ValuesError {
   readonly message: string;
 }
 
-// verbose: an error carries its subschema, whose description says why a conditional rule applies.
-const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
-const compiled = new WeakMap<object, ReturnType<typeof ajv.compile>>();
+let ajvInstance: Ajv | undefined;
+/** Made on first use: a synth run without overrides validates nothing and never needs one. */
+function ajv(): Ajv {
+  // verbose: an error carries its subschema, whose description says why a conditional rule applies.
+  ajvInstance ??= new Ajv({ allErrors: true, strict: false, verbose: true });
+  return ajvInstance;
+}
+const compiled = new WeakMap<object, ValidateFunction>();
 
 /**
  * Values objects already known valid: checked layer by layer by synth's
@@ -76,7 +81,7 @@ export function validateValues(definition: ValuesDefinition, values: unknown): V
   if (!validate) {
     // Always the closed root: the open one is for Helm at install, where the
     // platform injects its own keys; what synth validates is ours alone.
-    validate = ajv.compile(valuesJsonSchema({ ...definition, openRoot: false }));
+    validate = ajv().compile(valuesJsonSchema({ ...definition, openRoot: false }));
     compiled.set(definition.schema, validate);
   }
   if (validate(values)) {

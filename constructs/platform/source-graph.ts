@@ -59,7 +59,8 @@ export function mergeGraphs(graphs: readonly Graph[]): Graph {
       merged.set(name, deps);
     }
   }
-  return new Map([...merged].sort(([a], [b]) => a.localeCompare(b)));
+  // Code-unit order: the same on every machine (localeCompare follows the locale), and no ICU collator to load.
+  return new Map([...merged].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /** Reads every PackageSource in `dir` (one or more documents per *.yaml file). */
