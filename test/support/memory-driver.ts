@@ -215,6 +215,17 @@ export class InMemoryDriverCluster implements DriverStore {
   configurationStates() {
     return this.states.map(clone);
   }
+  async updateClaimStatus(claim: IPAddressClaim) {
+    const key = `${claim.metadata.namespace}/${claim.metadata.name}`;
+    const stored = this.claims.get(key);
+    if (!stored) {
+      throw error(404, 'NotFound', `ipaddressclaims "${claim.metadata.name}" not found`);
+    }
+    this.record(`status IPAddressClaim/${key}`);
+    fresh(stored, claim, 'ipaddressclaims');
+    this.claims.set(key, this.stamp({ ...clone(stored), status: clone(claim.status) }));
+    return clone(this.claims.get(key)!);
+  }
   async updateClassStatus(ipClass: IPAddressClass) {
     const stored = this.classes.get(ipClass.metadata.name!);
     if (!stored) {
