@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:0bb6b76526cc3e5f3c6b7c92dea3f46cc9fc9ac7d9959994f420123e71cb188d',
+    digest: 'sha256:ed584a0c8987f0b068dc8019cc73753439e75073008d257a59da6c3cb4602957',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:3c216a1d6a0c2f74c9a952eae2191efdcc0de319bc0c5783bda5164b7a3a4aa2',
+    digest: 'sha256:9291ee32355089d86584a1e8fb60dcff0a38c88a71a283f74f8978d5c5dcb42d',
   },
 } as const satisfies Record<string, ImagePin>;
 
