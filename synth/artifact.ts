@@ -6,6 +6,7 @@ import type { TObject } from '@sinclair/typebox';
 import { App } from 'cdk8s';
 import type { HelmChart } from '../constructs/helm/chart-writer.js';
 import { checkImagePin, IMAGES } from '../constructs/images.js';
+import { dashboardFiles } from '../constructs/monitoring/dashboard.js';
 import { PACKAGE_CHARTS, UPSTREAM_CHARTS } from './charts.js';
 import { canonical, sha256Hex, type FileTree } from './file-tree.js';
 import { ociArtifact } from './oci.js';
@@ -50,6 +51,10 @@ export function synthesize(sources: OverrideSources = {}): FileTree {
     files.set(`packages/${path}`, content);
   }
   for (const [path, content] of variantTables()) {
+    files.set(path, content);
+  }
+  // Outside packages/ and the OCI artifact: Cozystack bakes dashboards/ into its grafana-dashboards image.
+  for (const [path, content] of dashboardFiles()) {
     files.set(path, content);
   }
   const oci = ociArtifact(packages);

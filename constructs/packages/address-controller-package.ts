@@ -6,6 +6,9 @@ import { ADDRESS_CONTROLLER } from '../charts/address-controller.js';
 import type { HelmChart } from '../helm/chart-writer.js';
 import { defineValues } from '../helm/values.js';
 import { IMAGES, imageValues } from '../images.js';
+import { CORE_ALERTS } from '../monitoring/alert-rules.js';
+import { addPackageMonitoring } from '../monitoring/package-monitoring.js';
+import { monitoringSuites } from '../monitoring/unit-tests.js';
 import { INSTALL } from './sources.js';
 import { TenantAccessRoles } from './tenant-roles.js';
 import { operatorInstallSuite, tenantRoleSuite } from './unit-tests.js';
@@ -38,5 +41,7 @@ export class AddressControllerPackage extends WrapperChart<typeof addressControl
     const release = { name: INSTALL.addressController.releaseName, namespace: INSTALL.addressController.namespace };
     this.addUnitTests('tenant-clusterroles_test.yaml', [tenantRoleSuite(release)]);
     this.addUnitTests('address-controller_test.yaml', [operatorInstallSuite(ADDRESS_CONTROLLER, values[ADDRESS_CONTROLLER], release, [])]);
+    addPackageMonitoring(this, { controller: ADDRESS_CONTROLLER, alerts: CORE_ALERTS });
+    this.addUnitTests('monitoring_test.yaml', monitoringSuites(ADDRESS_CONTROLLER, CORE_ALERTS, release));
   }
 }

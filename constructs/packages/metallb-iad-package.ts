@@ -6,6 +6,9 @@ import type { HelmChart } from '../helm/chart-writer.js';
 import { Capabilities, Pipeline, Release, valuesOf } from '../helm/expr.js';
 import { defineValues } from '../helm/values.js';
 import { IMAGES, imageValues } from '../images.js';
+import { DRIVER_ALERTS } from '../monitoring/alert-rules.js';
+import { addPackageMonitoring } from '../monitoring/package-monitoring.js';
+import { monitoringSuites } from '../monitoring/unit-tests.js';
 import { MetallbAddressPolicy } from './metallb-address-policy.js';
 import { INSTALL } from './sources.js';
 import { fenceAllowlistSuite, fenceGateSuite, fenceNotesSuites, fenceRequiredSuite, fenceSuite, operatorInstallSuite, VAP_API } from './unit-tests.js';
@@ -149,6 +152,8 @@ export class MetallbIadPackage extends WrapperChart<typeof metallbIadPackageValu
       fenceRequiredSuite(release),
       ...fenceNotesSuites(release),
     ]);
+    addPackageMonitoring(this, { controller: METALLB_IAD, alerts: DRIVER_ALERTS });
+    this.addUnitTests('monitoring_test.yaml', monitoringSuites(METALLB_IAD, DRIVER_ALERTS, release));
   }
 }
 
