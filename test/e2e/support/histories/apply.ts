@@ -10,6 +10,7 @@ import { familyOf } from '../../../../api/ip.js';
 import { createClaim, crd, type Cr, type Platform } from '../platform.js';
 import type { Controllers } from './controllers.js';
 import { isFault, type Operation, type Stack } from './operations.js';
+import { ordinal } from './order.js';
 import { ADMIN_NAMESPACE, CLAIM_ANNOTATION, METALLB_PIN } from './world.js';
 
 export interface Target {
@@ -41,7 +42,7 @@ function mergePatch(platform: Platform, namespace: string, name: string, patch: 
   return platform.admin.objects.patch(body, undefined, undefined, 'histories', undefined, k8s.PatchStrategy.MergePatch);
 }
 
-const byName = (a: Cr, b: Cr) => a.metadata.name!.localeCompare(b.metadata.name!);
+const byName = (a: Cr, b: Cr) => ordinal(a.metadata.name!, b.metadata.name!);
 const listAddresses = async (platform: Platform) =>
   ((await platform.admin.custom.listClusterCustomObject(crd('ipaddresses'))) as { items: Cr[] }).items.filter((a) => !a.metadata.deletionTimestamp).sort(byName);
 

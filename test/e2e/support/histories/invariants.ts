@@ -20,6 +20,7 @@
  */
 import { familyOf, parseRange, rangeContains, type Family, type IpRange } from '../../../../api/ip.js';
 import { requestedFamilies } from '../../../../api/v1alpha1/index.js';
+import { ordinal } from './order.js';
 import type { AddressView, ClaimView, ServiceView, Snapshot } from './snapshot.js';
 import { ADMIN_NAMESPACE } from './world.js';
 
@@ -140,7 +141,7 @@ export function checkInvariants(snapshot: Snapshot, released: ReleasedMemory): V
 }
 
 function* oneCarrierPerIp(ledger: Ledger): Generator<Violation> {
-  for (const [ip, services] of [...ledger.carriers].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [ip, services] of [...ledger.carriers].sort(([a], [b]) => ordinal(a, b))) {
     if (services.length > 1) {
       yield { invariant: 1, object: `IP ${ip}`, detail: `carried by ${services.map(svcName).join(' and ')}` };
     }

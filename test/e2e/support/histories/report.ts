@@ -28,6 +28,8 @@ export function formatReport(report: HistoryReport, { leaks = [], reproduce, bef
   if (reproduce) {
     lines.push(`reproduce: ${reproduce}`);
   }
+  const mix = Object.entries(report.mix).sort(([a], [b]) => (a < b ? -1 : 1));
+  lines.push(`operations (accepted/ran): ${mix.map(([kind, { ran, ok }]) => `${kind} ${ok}/${ran}`).join(', ')}`);
   if (report.violations.length > 0) {
     lines.push('violations:');
     for (const v of report.violations) {

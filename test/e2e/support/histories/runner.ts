@@ -75,6 +75,8 @@ export interface HistoryReport {
   /** Controllers that exited by themselves (a crash is a failure too). */
   readonly crashes: string[];
   readonly history: HistoryEntry[];
+  /** Per kind of operation: how many ran, and how many the cluster accepted (the rest were refused or skipped). */
+  readonly mix: Record<string, { ran: number; ok: number }>;
   /** Why the history ended before its planned operations, if it did. */
   stoppedEarly?: string;
   wallMs: number;
@@ -97,6 +99,7 @@ export async function runHistory(target: Target, options: HistoryOptions): Promi
     violations: [],
     crashes: [],
     history: [],
+    mix: {},
     wallMs: 0,
   };
   const note = (index: number, text: string, fault = false) => report.history.push({ index, at: Date.now() - started, text, ...(fault ? { fault } : {}) });
@@ -136,6 +139,9 @@ export async function runHistory(target: Target, options: HistoryOptions): Promi
     const op = nextOperation(rng, model, { faults: options.faults });
     const outcome = await applyOperation(target, op);
     report.operations = i;
+    const tally = (report.mix[op.kind] ??= { ran: 0, ok: 0 });
+    tally.ran++;
+    tally.ok += outcome.startsWith('ok') ? 1 : 0;
     if (isFault(op)) {
       report.faults++;
       log(`operation ${i}: ${describeOperation(op)}: ${outcome}`);

@@ -7,6 +7,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import { canonicalIp } from '../../../../api/ip.js';
 import { crd, LINK_LABEL, PLACEHOLDERS, type Cr, type Platform } from '../platform.js';
+import { ordinal } from './order.js';
 import { CLAIM_ANNOTATION, METALLB_PIN } from './world.js';
 
 export interface ClaimView {
@@ -63,7 +64,7 @@ export interface Snapshot {
 
 const canonical = (ip: string) => canonicalIp(ip) ?? ip;
 const byKey = <T extends { namespace?: string; name: string }>(a: T, b: T) =>
-  `${a.namespace ?? ''}/${a.name}`.localeCompare(`${b.namespace ?? ''}/${b.name}`);
+  ordinal(`${a.namespace ?? ''}/${a.name}`, `${b.namespace ?? ''}/${b.name}`);
 
 export function claimView(c: Cr): ClaimView {
   return {
