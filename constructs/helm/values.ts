@@ -3,8 +3,9 @@
  * chart's `values.schema.json` (which Helm enforces on install, template and
  * lint) and the validator synth uses for overrides.
  */
+import { createRequire } from 'node:module';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { toOpenApi } from '../../api/typebox/schema.js';
 
 export interface ValuesDefinition<S extends TObject = TObject> {
@@ -48,10 +49,17 @@ export interface ValuesError {
 }
 
 let ajvInstance: Ajv | undefined;
-/** Made on first use: a synth run without overrides validates nothing and never needs one. */
+/**
+ * Loaded and made on first use: a synth run without overrides validates
+ * nothing, and ajv is a fifth of synth's bundle (which, through this require,
+ * leaves it out and loads it from node_modules when needed).
+ */
 function ajv(): Ajv {
-  // verbose: an error carries its subschema, whose description says why a conditional rule applies.
-  ajvInstance ??= new Ajv({ allErrors: true, strict: false, verbose: true });
+  if (!ajvInstance) {
+    const { Ajv: AjvClass } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
+    // verbose: an error carries its subschema, whose description says why a conditional rule applies.
+    ajvInstance = new AjvClass({ allErrors: true, strict: false, verbose: true });
+  }
   return ajvInstance;
 }
 const compiled = new WeakMap<object, ValidateFunction>();
