@@ -8,8 +8,13 @@ import { gzipSync } from 'fflate';
 
 const BLOCK = 512;
 
+/**
+ * Level 6, zlib's and gzip's default, as the controller images' layers
+ * (hack/images/oci-image.ts): level 9 saved 1.4% of an 18 KB layer for twice
+ * the deflate time, a twentieth of a synth run.
+ */
 export function tarGz(files: ReadonlyMap<string, string | Uint8Array>): Uint8Array {
-  return gzipSync(tar(files), { level: 9, mtime: 0 });
+  return gzipSync(tar(files), { level: 6, mtime: 0 });
 }
 
 /** One entry of a tar with modes, owners and links (an image layer); paths without a leading slash. */
