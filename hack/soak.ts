@@ -109,7 +109,7 @@ async function main(argv: string[]): Promise<number> {
         `${report.crashes.length} crashes; wall ${clock(Date.now() - started)}`,
     );
     if (failed(report)) {
-      say(`logs kept in ${keepLogs(platform, `soak-${options.seed}`)}`);
+      say(`logs, Events and objects kept in ${await keepLogs(platform, `soak-${options.seed}`)}`);
       return EXIT.CHECK_FAILED;
     }
     return EXIT.OK;

@@ -78,11 +78,15 @@ describe('randomized histories', () => {
         }
         let leaks: string[] = [];
         let report;
+        let logs: string | undefined;
         try {
           report = await runHistory(
             { platform, controllers },
             { seed, operations: OPERATIONS, checkEvery: CHECK_EVERY, deadline, faults: true, timing: TIMING, keepGoing: false },
           );
+          if (failed(report)) {
+            logs = await keepLogs(platform, `seed-${seed}`); // before the cleanup takes the objects away
+          }
         } finally {
           // Also after a history that threw: the next seed starts from nothing either way.
           leaks = await resetWorld(platform, RESET_MS);
@@ -99,7 +103,7 @@ describe('randomized histories', () => {
         }
         process.stdout.write(`${text.split('\n').filter((line, n) => n === 0 || line.startsWith('operations (')).join('\n')}\n`);
         if (failed(report, leaks)) {
-          expect.fail(`${text}\nlogs: ${keepLogs(platform, `seed-${seed}`)}`);
+          expect.fail(`${text}\nlogs, Events and objects: ${logs ?? (await keepLogs(platform, `seed-${seed}`))}`);
         }
         recordScenario(`history seed ${seed}: ${report.operations} operations, ${report.faults} faults, invariants held`);
       },
