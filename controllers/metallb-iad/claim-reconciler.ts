@@ -36,7 +36,10 @@ const GIVEN_BACK_RECHECK_MS = 1_000;
 const GIVEN_BACK_WAIT_MS = 10_000;
 
 export class DriverClaimReconciler {
-  /** Per claim, the address whose IP its allocation last gave back, and when (memory only: a restart just asks again). */
+  /**
+   * Per claim UID (a later claim of the same name is another claim), the address whose IP its
+   * allocation last gave back, and when (memory only: a restart just asks again).
+   */
   private readonly givenBack = new Map<string, { readonly addressName: string; readonly at: number }>();
 
   constructor(
@@ -49,13 +52,13 @@ export class DriverClaimReconciler {
    * hold again (or that address is gone): only then does the claim ask MetalLB
    * again, or it could be handed the same IP back before the hold took it.
    */
-  private givenBackIsHeld(key: string): boolean {
-    const given = this.givenBack.get(key);
+  private givenBackIsHeld(uid: string): boolean {
+    const given = this.givenBack.get(uid);
     const address = given ? this.store.address(given.addressName) : undefined;
     const held = !address || this.store.placeholdersOf(given!.addressName).some((p) => ingressIps(p).includes(address.spec.address));
     // Bounded: if the hold has not got the IP by then, something else has it, and waiting longer gains nothing.
     if (held || Date.now() - given!.at > GIVEN_BACK_WAIT_MS) {
-      this.givenBack.delete(key);
+      this.givenBack.delete(uid);
     }
     return held;
   }
@@ -111,7 +114,7 @@ export class DriverClaimReconciler {
       }
     }
     const exhausted = waitingFor.filter((family) => this.freeIn(ipClass, family) === 0n);
-    if (this.givenBack.has(`${namespace}/${name}`)) {
+    if (this.givenBack.has(claim.metadata.uid!)) {
       return { result: { requeueAfterMs: GIVEN_BACK_RECHECK_MS }, exhausted };
     }
     return { result: waitingFor.length > 0 ? { requeueAfterMs: WAITING_REQUEUE_MS } : undefined, exhausted };
@@ -162,7 +165,7 @@ export class DriverClaimReconciler {
       return false;
     }
     if (!placeholder) {
-      if (!this.givenBackIsHeld(`${namespace}/${name}`)) {
+      if (!this.givenBackIsHeld(uid!)) {
         return false;
       }
       try {
@@ -217,7 +220,7 @@ export class DriverClaimReconciler {
       // allocation gives it back and asks again once that hold has it.
       await ensureHold(this.store, this.events, address);
       await this.store.deleteService(this.store.placeholderNamespace, placeholderName);
-      this.givenBack.set(`${namespace}/${name}`, { addressName, at: Date.now() });
+      this.givenBack.set(uid!, { addressName, at: Date.now() });
       const owner = ref ? `IPAddressClaim ${ref.namespace}/${ref.name}` : 'no claim';
       this.events.event(claim, 'Warning', 'LedgerMismatch', `MetalLB assigned ${ip}, but IPAddress ${addressName} records it for ${owner}; gave it back and asking again`);
       return false;
