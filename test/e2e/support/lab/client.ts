@@ -48,8 +48,9 @@ export class LabClient {
     await this.send({ op: 'allow', host }).reply;
   }
 
-  async probe(url: string, timeoutMs = 1_000): Promise<Answer> {
-    return ((await this.send({ op: 'probe', url, timeoutMs }).reply) as { answer: Answer }).answer;
+  /** One request; from `localPort` when given (the same 4-tuple as an earlier request's). */
+  async probe(url: string, timeoutMs = 1_000, localPort?: number): Promise<Answer> {
+    return ((await this.send({ op: 'probe', url, timeoutMs, localPort }).reply) as { answer: Answer }).answer;
   }
 
   /** Requests every cadenceMs until `expect` answers or the deadline: when it first answered. */

@@ -24,6 +24,7 @@ import { dataPathBinaries } from '../binaries.js';
 import type { Platform } from '../platform.js';
 import { waitFor } from '../ports.js';
 import { LabClient } from './client.js';
+import { readCounters, type Counters } from './counters.js';
 import { cleanLeftovers, ip, labUnavailable, LAB_PREFIX, newRun, removeNamespace } from './netns.js';
 import { LabNode } from './nodes.js';
 import { CLIENT, LAB_RANGES, PUBLIC, workloadAddresses, WORKLOAD_PORT } from './plan.js';
@@ -60,6 +61,8 @@ export interface Lab {
   neighbour(ip: string): string | undefined;
   /** The node whose pod-segment address is `peer` (who carried a request). */
   nodeByPeer(peer: string): LabNode | undefined;
+  /** The kernel's loss-and-retry counters in every lab namespace (counters.ts). */
+  counters(): Counters;
   /** The last lines of every lab process's log, for a failure message. */
   logs(lines?: number): string;
   stop(): Promise<void>;
@@ -253,6 +256,11 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
     },
     nodeByPeer(peer) {
       return nodes.find((n) => n.pod.v4 === peer || n.pod.v6 === peer);
+    },
+    counters() {
+      const read = readCounters(namespaces);
+      // Keyed by role (client, node1, w1, switch …) rather than the run's full names.
+      return Object.fromEntries(Object.entries(read).map(([ns, c]) => [ns.slice(`${LAB_PREFIX}${runId}-`.length), c]));
     },
     logs(lines = 20) {
       return describeLogs(nodes, workloads, lines);

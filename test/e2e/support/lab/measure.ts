@@ -6,6 +6,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { Platform } from '../platform.js';
 import type { StreamResult } from './agents/client-protocol.js';
+import { counterGrowth } from './counters.js';
 import type { Lab } from './lab.js';
 import type { Family } from './workloads.js';
 
@@ -32,54 +33,78 @@ export async function deleteService(platform: Platform, namespace: string, servi
 }
 
 /**
- * Attach latency: the Service naming a Bound claim is created (its endpoints
- * already written, as a ready Pod's would be) → the client's first request
- * answered by its workload on `url`. Milliseconds, with the part until
- * MetalLB had written the IP into the Service's status (the control plane's
- * share; the rest is the speaker's announcement, kube-proxy's sync and ARP/NDP).
+ * Polls the Service every 25 ms until `ip` is in its status (MetalLB's
+ * assignment), the client answered, or the deadline: returns a function that
+ * stops it and says when (epoch ms) the IP arrived, if it did.
  */
-export async function attach(platform: Platform, lab: Lab, url: string, f: Fronting, deadlineMs = 60_000): Promise<{ totalMs: number; assignedMs: number }> {
-  const ip = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  const start = Date.now();
-  await lab.createService(f.namespace, f.service, f.workload, { claim: f.claim, families: f.families, annotations: f.annotations, labels: f.labels });
-  let assignedAt: number | undefined;
-  let answered = false;
-  // Polled beside the client (every 25 ms, bounded by the deadline): when the IP reached the Service's status.
+function watchAssignment(platform: Platform, namespace: string, service: string, ip: string, deadline: number): () => Promise<number | undefined> {
+  let at: number | undefined;
+  let stop = false;
   const poll = (async () => {
-    while (!assignedAt && !answered && Date.now() - start < deadlineMs) {
-      const s = await platform.admin.core.readNamespacedService({ namespace: f.namespace, name: f.service });
-      if ((s.status?.loadBalancer?.ingress ?? []).some((i) => i.ip === ip)) {
-        assignedAt = Date.now();
+    while (at === undefined && !stop && Date.now() < deadline) {
+      const s = await platform.admin.core.readNamespacedService({ namespace, name: service }).catch(() => undefined);
+      if ((s?.status?.loadBalancer?.ingress ?? []).some((i) => i.ip === ip)) {
+        at = Date.now();
       } else {
         await new Promise((r) => setTimeout(r, 25));
       }
     }
   })();
-  const result = await lab.client.until(url, f.workload, { deadlineMs });
-  answered = true;
-  await poll;
-  if (!result.ok) {
-    throw new Error(`${f.workload} never answered on ${url} within ${deadlineMs} ms after ${f.namespace}/${f.service} was created: ${JSON.stringify(result)}`);
-  }
-  const totalMs = result.at! - start;
-  return { totalMs, assignedMs: Math.min(totalMs, (assignedAt ?? result.at!) - start) };
+  return async () => {
+    stop = true;
+    await poll;
+    return at;
+  };
+}
+
+const hostOf = (url: string) => new URL(url).hostname.replace(/^\[|\]$/g, '');
+
+/** How long an attach took, and its control-plane share. */
+export interface Timed {
+  /** From the start to the first answer from the expected workload. */
+  readonly totalMs: number;
+  /** From the start until MetalLB had written the IP into the Service's status (the rest is the speaker, kube-proxy and ARP/NDP). */
+  readonly assignedMs: number;
+  /** Source ports of the client's attempts that went unanswered (tried before the data path was ready). */
+  readonly failedPorts: readonly number[];
+}
+
+/**
+ * Attach latency: the Service naming a Bound claim is created (its endpoints
+ * already written, as a ready Pod's would be) → the client's first request
+ * answered by its workload on `url`.
+ */
+export async function attach(platform: Platform, lab: Lab, url: string, f: Fronting, deadlineMs = 60_000): Promise<Timed> {
+  const start = Date.now();
+  await lab.createService(f.namespace, f.service, f.workload, { claim: f.claim, families: f.families, annotations: f.annotations, labels: f.labels });
+  return answered(platform, lab, url, f, start, deadlineMs, `after ${f.namespace}/${f.service} was created`);
 }
 
 /**
  * Re-attach blackout: the Service carrying the address is deleted → the next
- * Service naming the same claim (created at once) answers on the same `url`.
- * Milliseconds, from the delete call.
+ * Service naming the same claim (created at once) answers on the same `url`;
+ * from the delete call.
  */
-export async function reattach(platform: Platform, lab: Lab, url: string, from: { namespace: string; service: string }, to: Fronting, deadlineMs = 60_000): Promise<number> {
+export async function reattach(platform: Platform, lab: Lab, url: string, from: { namespace: string; service: string }, to: Fronting, deadlineMs = 60_000): Promise<Timed> {
   const start = Date.now();
   await deleteService(platform, from.namespace, from.service);
   await lab.createService(to.namespace, to.service, to.workload, { claim: to.claim, families: to.families });
-  const result = await lab.client.until(url, to.workload, { deadlineMs });
-  if (!result.ok) {
-    throw new Error(`${to.workload} never answered on ${url} within ${deadlineMs} ms of the re-attach: ${JSON.stringify(result)}`);
-  }
-  return result.at! - start;
+  return answered(platform, lab, url, to, start, deadlineMs, `of the re-attach to ${to.namespace}/${to.service}`);
 }
+
+async function answered(platform: Platform, lab: Lab, url: string, f: Fronting, start: number, deadlineMs: number, what: string): Promise<Timed> {
+  const assigned = watchAssignment(platform, f.namespace, f.service, hostOf(url), start + deadlineMs);
+  const result = await lab.client.until(url, f.workload, { deadlineMs });
+  const assignedAt = await assigned();
+  if (!result.ok) {
+    throw new Error(`${f.workload} never answered on ${url} within ${deadlineMs} ms ${what}: ${JSON.stringify(result)}`);
+  }
+  const totalMs = result.at! - start;
+  return { totalMs, assignedMs: Math.min(totalMs, (assignedAt ?? result.at!) - start), failedPorts: result.failedPorts };
+}
+
+/** A request of a fault stream that has no answer within this is failed. */
+export const STREAM_TIMEOUT_MS = 1_000;
 
 /**
  * A steady stream of requests to `url` (one every intervalMs, each with its
@@ -94,7 +119,8 @@ export async function underStream(
   fault: () => Promise<void>,
   options: { intervalMs?: number; leadMs?: number; settleMs?: number; maxMs?: number; timeoutMs?: number } = {},
 ): Promise<FaultStream> {
-  const { intervalMs = 50, leadMs = 1_000, settleMs = 3_000, maxMs = 90_000, timeoutMs = 1_000 } = options;
+  const { intervalMs = 50, leadMs = 1_000, settleMs = 3_000, maxMs = 90_000, timeoutMs = STREAM_TIMEOUT_MS } = options;
+  const before = lab.counters();
   const stream = lab.client.stream(url, expect, { intervalMs, count: Math.floor(maxMs / intervalMs), timeoutMs });
   await new Promise((r) => setTimeout(r, leadMs));
   const faultAt = Date.now();
@@ -106,11 +132,15 @@ export async function underStream(
   } finally {
     await stream.stop();
   }
-  return { ...(await stream.result), faultAt, faultDoneAt };
+  const result = await stream.result;
+  return { ...result, faultAt, faultDoneAt, growth: counterGrowth(before, lab.counters()) };
 }
 
-/** A stream across a fault, with when the fault began and when it had returned (epoch ms). */
-export type FaultStream = StreamResult & { readonly faultAt: number; readonly faultDoneAt: number };
+/**
+ * A stream across a fault, with when the fault began and when it had returned (epoch ms), and
+ * the kernel counters of loss and retries that grew meanwhile in the lab's namespaces.
+ */
+export type FaultStream = StreamResult & { readonly faultAt: number; readonly faultDoneAt: number; readonly growth: readonly string[] };
 
 /**
  * Release tail: `release` runs under a stream to `url`; how long (ms) after it
@@ -140,7 +170,22 @@ export function failureTimeline(r: StreamResult, t0: number): string {
       groups.push({ from: at, to: at, what: f.what, n: 1 });
     }
   }
-  return groups.map((g) => `${g.from >= 0 ? '+' : ''}${g.from}..${g.to} ms ${g.what} ×${g.n}`).join('; ');
+  const stalls = r.stalls.map(([at, late]) => `+${at - t0} ms (${late} ms)`);
+  const growth = 'growth' in r && Array.isArray(r.growth) && r.growth.length ? `; kernel counters: ${(r.growth as string[]).join('; ')}` : '';
+  return groups.map((g) => `${g.from >= 0 ? '+' : ''}${g.from}..${g.to} ms ${g.what} ×${g.n}`).join('; ') + (stalls.length ? `; client stalls at ${stalls.join(', ')}` : '') + growth;
+}
+
+/**
+ * The failures the data path owns: those whose deadline (sent + timeoutMs) did not fall inside
+ * one of the client's own stalls. When the client's event loop was not running at a request's
+ * deadline, the timeout and the answer were handled in the same late turn, timers first, so the
+ * request counts as failed whatever the network did.
+ */
+export function dataPathFailures(r: StreamResult, timeoutMs = STREAM_TIMEOUT_MS): number {
+  const inStall = (deadline: number) => r.stalls.some(([at, late]) => deadline >= at && deadline <= at + late);
+  const listed = r.failures.filter((f) => !(f.what.startsWith('timeout') && inStall(f.sentAt + timeoutMs))).length;
+  // Only the first failures are listed: the rest count against the data path.
+  return listed + (r.failed - r.failures.length);
 }
 
 /** The p-th percentile (nearest rank) of some samples. */
@@ -153,6 +198,7 @@ export function percentile(samples: readonly number[], p: number): number {
 export function describeStream(r: StreamResult): string {
   return (
     `${r.sent} requests, ${r.failed} failed, longest gap ${r.longestGapMs} ms, answers ${JSON.stringify(r.answers)}, via ${JSON.stringify(r.via)}` +
-    (Object.keys(r.errors).length ? `, errors ${JSON.stringify(r.errors)}` : '')
+    (Object.keys(r.errors).length ? `, errors ${JSON.stringify(r.errors)}` : '') +
+    (r.stalls.length ? `; the client itself stalled ${r.stalls.length}× (worst ${Math.max(...r.stalls.map(([, late]) => late))} ms)` : '')
   );
 }

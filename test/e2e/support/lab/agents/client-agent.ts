@@ -14,6 +14,22 @@ import { assertDocumentation } from '../safety.js';
 import { LIMITS, type Answer, type Command, type Reply, type StreamResult, type UntilResult } from './client-protocol.js';
 
 const allowed = new Set<string>();
+
+/** The agent's event-loop stalls (more than STALL_MS late on a 20 ms tick), kept for the last few minutes. */
+const STALL_MS = 200;
+const stalls: [number, number][] = [];
+let tick = Date.now();
+setInterval(() => {
+  const now = Date.now();
+  const late = now - tick - 20;
+  tick = now;
+  if (late > STALL_MS) {
+    stalls.push([now - late, late]);
+    while (stalls.length > 1_000) {
+      stalls.shift();
+    }
+  }
+}, 20).unref();
 const streams = new Map<number, { stop: () => void }>();
 
 function reply(r: Reply): void {
@@ -37,7 +53,22 @@ function bounded(name: string, value: number, low: number, high: number): number
   return value;
 }
 
-function get(url: URL, timeoutMs: number): Promise<Answer> {
+/**
+ * Source ports, handed out in turn and never reused within a run (until 41,000 connections).
+ * The kernel's own choice cycles through its range in a few minutes at the rates the lab sends,
+ * and a reused 4-tuple can meet a node's conntrack entry from an earlier connection to the same
+ * address: one made before kube-proxy had programmed it keeps that connection un-NATed
+ * (docs/datapath.md), which would be counted against whatever fault the stream is measuring.
+ */
+const PORTS = { first: 20_000, last: 60_999 } as const;
+let nextPort: number = PORTS.first;
+function freshPort(): number {
+  const port = nextPort;
+  nextPort = nextPort >= PORTS.last ? PORTS.first : nextPort + 1;
+  return port;
+}
+
+function get(url: URL, timeoutMs: number, localPort: number = freshPort()): Promise<Answer> {
   const sentAt = Date.now();
   return new Promise((resolve) => {
     let settled = false;
@@ -47,21 +78,28 @@ function get(url: URL, timeoutMs: number): Promise<Answer> {
         resolve(a);
       }
     };
-    const req = request(url, { agent: false, headers: { connection: 'close' }, signal: AbortSignal.timeout(timeoutMs) }, (res) => {
+    // Which side of the handshake a timeout fell on: no connection (SYN or SYN-ACK lost or late:
+    // the network path) or connected without an answer (the workload or the way back).
+    let connected = false;
+    const req = request(url, { agent: false, localPort, headers: { connection: 'close' }, signal: AbortSignal.timeout(timeoutMs) }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => {
         try {
           const parsed = JSON.parse(body) as { workload?: unknown; peer?: unknown };
-          done({ ok: true, workload: String(parsed.workload), peer: String(parsed.peer).replace(/^::ffff:/, ''), sentAt, doneAt: Date.now() });
+          done({ ok: true, workload: String(parsed.workload), peer: String(parsed.peer).replace(/^::ffff:/, ''), sentAt, doneAt: Date.now(), localPort });
         } catch {
-          done({ ok: false, error: `HTTP ${res.statusCode}: not a workload's answer`, sentAt, doneAt: Date.now() });
+          done({ ok: false, error: `HTTP ${res.statusCode}: not a workload's answer`, sentAt, doneAt: Date.now(), localPort });
         }
       });
-      res.on('error', (e) => done({ ok: false, error: errorName(e), sentAt, doneAt: Date.now() }));
+      res.on('error', (e) => done({ ok: false, error: errorName(e), sentAt, doneAt: Date.now(), localPort }));
     });
-    req.on('error', (e) => done({ ok: false, error: errorName(e), sentAt, doneAt: Date.now() }));
+    req.on('socket', (socket) => socket.once('connect', () => (connected = true)));
+    req.on('error', (e) => {
+      const name = errorName(e);
+      done({ ok: false, error: name === 'timeout' ? (connected ? 'timeout (connected, no answer)' : 'timeout (connecting)') : name, sentAt, doneAt: Date.now(), localPort });
+    });
     req.end();
   });
 }
@@ -107,6 +145,7 @@ async function until(c: Extract<Command, { op: 'until' }>): Promise<UntilResult>
   const deadline = bounded('deadlineMs', c.deadlineMs, 1, LIMITS.maxDurationMs);
   const answers: Record<string, number> = {};
   const errors: Record<string, number> = {};
+  const failedPorts: number[] = [];
   let at: number | undefined;
   const attempts = await cadence(
     url,
@@ -122,11 +161,12 @@ async function until(c: Extract<Command, { op: 'until' }>): Promise<UntilResult>
         }
       } else {
         count(errors, a.error);
+        failedPorts.push(a.localPort);
       }
     },
     () => at !== undefined,
   );
-  return { ok: at !== undefined, at, attempts, answers, errors };
+  return { ok: at !== undefined, at, failedPorts, attempts, answers, errors };
 }
 
 async function stream(c: Extract<Command, { op: 'stream' }>): Promise<StreamResult> {
@@ -180,7 +220,8 @@ async function stream(c: Extract<Command, { op: 'stream' }>): Promise<StreamResu
     longestGapMs = Math.max(longestGapMs, marks[i]! - marks[i - 1]!);
   }
   failures.sort((a, b) => a.sentAt - b.sentAt);
-  return { sent, answered: good.length, failed, failures, answers, errors, via, longestGapMs, lastAnswerAt, startedAt, endedAt };
+  const during = stalls.filter(([at, late]) => at + late >= startedAt && at <= endedAt);
+  return { sent, answered: good.length, failed, failures, answers, errors, via, longestGapMs, stalls: during, lastAnswerAt, startedAt, endedAt };
 }
 
 async function handle(c: Command): Promise<void> {
@@ -192,7 +233,10 @@ async function handle(c: Command): Promise<void> {
         reply({ id: c.id, allowed: c.host });
         return;
       case 'probe':
-        reply({ id: c.id, answer: await get(checkedUrl(c.url), bounded('timeoutMs', c.timeoutMs, 1, LIMITS.maxTimeoutMs)) });
+        reply({
+          id: c.id,
+          answer: await get(checkedUrl(c.url), bounded('timeoutMs', c.timeoutMs, 1, LIMITS.maxTimeoutMs), c.localPort === undefined ? undefined : bounded('localPort', c.localPort, PORTS.first, PORTS.last)),
+        });
         return;
       case 'until':
         reply({ id: c.id, until: await until(c) });

@@ -6,8 +6,8 @@ export const LIMITS = { maxRequests: 5_000, maxDurationMs: 180_000, minCadenceMs
 export type Command =
   /** The harness checked the route to this host goes over the lab's own link: only now may requests go to it. */
   | { readonly id: number; readonly op: 'allow'; readonly host: string }
-  /** One request. */
-  | { readonly id: number; readonly op: 'probe'; readonly url: string; readonly timeoutMs: number }
+  /** One request, from `localPort` when given (to reuse a connection's exact 4-tuple on purpose). */
+  | { readonly id: number; readonly op: 'probe'; readonly url: string; readonly timeoutMs: number; readonly localPort?: number }
   /** A request every cadenceMs (overlapping) until one is answered by `expect`, or the deadline. */
   | { readonly id: number; readonly op: 'until'; readonly url: string; readonly expect: string; readonly cadenceMs: number; readonly timeoutMs: number; readonly deadlineMs: number }
   /** `count` requests, one every intervalMs (overlapping), then a summary; a `stop` ends it early. */
@@ -16,11 +16,13 @@ export type Command =
 
 /** One request's outcome: who answered (and through which node's address), or why nothing did. */
 export type Answer =
-  | { readonly ok: true; readonly workload: string; readonly peer: string; readonly sentAt: number; readonly doneAt: number }
-  | { readonly ok: false; readonly error: string; readonly sentAt: number; readonly doneAt: number };
+  | { readonly ok: true; readonly workload: string; readonly peer: string; readonly sentAt: number; readonly doneAt: number; readonly localPort: number }
+  | { readonly ok: false; readonly error: string; readonly sentAt: number; readonly doneAt: number; readonly localPort: number };
 
 export interface UntilResult {
   readonly ok: boolean;
+  /** The source ports of the attempts that got no answer from anyone. */
+  readonly failedPorts: readonly number[];
   /** Epoch ms at which the first answer from `expect` arrived. */
   readonly at?: number;
   readonly attempts: number;
@@ -43,6 +45,12 @@ export interface StreamResult {
   readonly longestGapMs: number;
   /** The first failures (at most 100): when each request was sent and what came back instead of `expect`. */
   readonly failures: readonly { readonly sentAt: number; readonly what: string }[];
+  /**
+   * The client's own stalls during the stream (its event loop late by more than 200 ms: the
+   * machine starved it), as [epoch ms, ms late]. A request whose timeout fell in a stall may have
+   * been answered in time by the network and the workload.
+   */
+  readonly stalls: readonly (readonly [number, number])[];
   /** When the last answer from anyone arrived (epoch ms), if one did. */
   readonly lastAnswerAt?: number;
   readonly startedAt: number;
