@@ -47,7 +47,7 @@ export const IMAGES = {
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:9291ee32355089d86584a1e8fb60dcff0a38c88a71a283f74f8978d5c5dcb42d',
+    digest: 'sha256:44ac045b02769745dbaaf15824924bfd35af871b806247a7d337644b8f7730ed',
   },
 } as const satisfies Record<string, ImagePin>;
 
