@@ -23,6 +23,8 @@ export interface DataPathRun {
   readonly attaches: readonly number[];
   /** Of each attach, the part until the IP was in the Service's status (the control plane's), ms. */
   readonly assigned: readonly number[];
+  /** For connections tried in an attach window, retried on the same source port afterwards: answered or not. */
+  readonly windowRetries: readonly boolean[];
   /** Re-attach blackouts, ms. */
   readonly blackouts: readonly number[];
   /** Of each re-attach, the part until the IP was in the next Service's status, ms. */
@@ -71,11 +73,16 @@ export async function benchDataPath(sizes: DataPathSizes): Promise<DataPathRun> 
     // so an attach right behind another change waits for that change's sync window to close).
     const attaches: number[] = [];
     const assigned: number[] = [];
+    const windowRetries: boolean[] = [];
     for (const [i, claim] of claims.entries()) {
       const url = await lab.target(ips.get(claim)!);
       const a = await attach(platform, lab, url, { namespace: NS, service: `a-${claim}`, workload: i % 2 ? 'w2' : 'w1', claim });
       attaches.push(a.totalMs);
       assigned.push(a.assignedMs);
+      // Up to 3 connections tried in the attach window, retried on their own source port now.
+      for (const answer of await Promise.all(a.failedPorts.slice(0, 3).map((port) => lab!.client.probe(url, 1_500, port)))) {
+        windowRetries.push(answer.ok);
+      }
       await deleteService(platform, NS, `a-${claim}`);
       await new Promise((r) => setTimeout(r, QUIET_MS));
     }
@@ -133,7 +140,7 @@ export async function benchDataPath(sizes: DataPathSizes): Promise<DataPathRun> 
       await steadyAgain();
     }
     await expectAccounted(platform.admin);
-    return { attaches, assigned, blackouts, reassigned, controllerKills, speakerKills, nodeCuts };
+    return { attaches, assigned, windowRetries, blackouts, reassigned, controllerKills, speakerKills, nodeCuts };
   } finally {
     try {
       await lab?.stop();
@@ -160,6 +167,7 @@ export function reportDataPath(run: DataPathRun, targets: Targets): string {
   const lines = [
     `bench datapath attach: ${run.attaches.length} attaches, p50 ${ms(percentile(run.attaches, 50))}, p99 ${ms(percentile(run.attaches, 99))}, max ${ms(Math.max(...run.attaches))}; ` +
       `of which until the IP was in the Service's status: p50 ${ms(percentile(run.assigned, 50))}, p99 ${ms(percentile(run.assigned, 99))}`,
+    `bench datapath attach window: ${run.windowRetries.filter((ok) => !ok).length} of ${run.windowRetries.length} connections tried before the first answer were still unanswered when retried on the same source port after the attach`,
     `bench datapath re-attach blackout: ${run.blackouts.length} samples, p50 ${ms(percentile(run.blackouts, 50))}, max ${ms(Math.max(...run.blackouts))}; ` +
       `of which until the IP was in the next Service's status: p50 ${ms(percentile(run.reassigned, 50))}, max ${ms(Math.max(...run.reassigned))}`,
     `bench datapath kill -9 core and driver: ${run.controllerKills.length} rounds, ${failed(run.controllerKills)} of ${sent(run.controllerKills)} requests failed ` +

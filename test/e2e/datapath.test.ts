@@ -209,6 +209,11 @@ describe.skipIf(unavailable)('the data path', () => {
         const r = await reattach(platform, lab, url, { namespace: NS, service: from }, { namespace: NS, service: to, workload: i % 2 ? 'w1' : 'w2', claim: 'web-again' });
         samples.push(`${r.totalMs} (IP in status at ${r.assignedMs})`);
         from = to;
+        if (i === 4) {
+          // Connections tried during the blackout, retried on their own 4-tuple once the next Service answers.
+          const retried = await Promise.all(r.failedPorts.slice(0, 10).map((port) => lab.client.probe(url, 1_500, port)));
+          figures.push(`connections tried during a re-attach blackout, retried on the same source port after it: ${retried.filter((x) => !x.ok).length} of ${retried.length} still unanswered`);
+        }
       }
       figures.push(`re-attach blackout (Service deleted → next Service answering), 5 samples, ms: ${samples.join(', ')}`);
       await deleteService(platform, NS, from);
