@@ -80,6 +80,14 @@ export const FENCE_VALIDATIONS: readonly { expression: string; messageExpression
     messageExpression: refusal('spec.loadBalancerIP'),
     reason: 'Forbidden',
   },
+  {
+    // kube-proxy programs a Service's externalIPs on every node whatever MetalLB assigned, so a
+    // tenant listing another tenant's attached address there takes its traffic (the data-plane
+    // e2e measured it): as much a pin as loadBalancerIP.
+    expression: '(size(variables.externalIPs) == 0 || variables.externalIPs == variables.oldExternalIPs) || variables.trustedCaller',
+    messageExpression: refusal('spec.externalIPs'),
+    reason: 'Forbidden',
+  },
 ];
 
 /** A metadata key that may only keep its old value, or go away, unless a trusted caller asks. */
@@ -212,6 +220,11 @@ export class MetallbAddressPolicy extends Construct {
             name: 'oldLoadBalancerIP',
             expression:
               'oldObject != null && has(oldObject.spec.loadBalancerIP) ? oldObject.spec.loadBalancerIP : ""',
+          },
+          { name: 'externalIPs', expression: 'has(object.spec.externalIPs) ? object.spec.externalIPs : []' },
+          {
+            name: 'oldExternalIPs',
+            expression: 'oldObject != null && has(oldObject.spec.externalIPs) ? oldObject.spec.externalIPs : []',
           },
           ...trustedCallerVariables(driver, props.trustedCallers),
         ],

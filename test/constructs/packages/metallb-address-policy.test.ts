@@ -85,6 +85,10 @@ describe('the MetalLB annotation fence', () => {
     ['create with a pool', service('tenant-a', { 'metallb.io/address-pool': 'iad-public' }), null, TENANT, false],
     ['create with a legacy pin', service('tenant-a', { 'metallb.universe.tf/loadBalancerIPs': '203.0.113.7' }), null, TENANT, false],
     ['create with spec.loadBalancerIP', service('tenant-a', undefined, { loadBalancerIP: '203.0.113.7' }), null, TENANT, false],
+    ['create with spec.externalIPs', service('tenant-a', undefined, { type: 'ClusterIP', externalIPs: ['203.0.113.7'] }), null, TENANT, false],
+    ['add an address to spec.externalIPs', service('tenant-a', undefined, { externalIPs: ['203.0.113.7', '203.0.113.8'] }), service('tenant-a', undefined, { externalIPs: ['203.0.113.7'] }), TENANT, false],
+    ['keep spec.externalIPs as they were', service('tenant-a', { team: 'web' }, { externalIPs: ['203.0.113.7'] }), service('tenant-a', undefined, { externalIPs: ['203.0.113.7'] }), TENANT, true],
+    ['empty spec.externalIPs', service('tenant-a', undefined, { externalIPs: [] }), null, TENANT, true],
     ['introduce a pin on update', service('tenant-a', pin), service('tenant-a'), TENANT, false],
     ['change a pin', service('tenant-a', { 'metallb.io/loadBalancerIPs': '203.0.113.8' }), service('tenant-a', pin), TENANT, false],
     [
