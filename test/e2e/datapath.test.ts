@@ -286,13 +286,10 @@ describe.skipIf(unavailable)('the data path', () => {
       recordScenario('data plane: admin pins (plain, labelled) on held and attached IPs carry nothing');
     });
 
-    // KNOWN GAP (reported, not fixed here: the fence is constructs/packages'): kube-proxy programs a
-    // Service's spec.externalIPs on every node whatever MetalLB assigned, and the fence does not refuse
-    // them in tenant namespaces, so a tenant can list another tenant's attached address and kube-proxy
-    // sends (some or all of) that address's traffic to the tenant's own endpoints. The test asserts the
-    // safe outcome (refused at admission); it.fails keeps the suite green while the gap is open and turns
-    // red once the fence refuses the Service: then make it an `it`.
-    it.fails('KNOWN GAP: a tenant’s Service listing another tenant’s attached address in spec.externalIPs is refused', async () => {
+    // kube-proxy programs a Service's spec.externalIPs on every node whatever MetalLB assigned, so a
+    // tenant listing another tenant's attached address would take (some or all of) its traffic: the
+    // fence refuses spec.externalIPs in tenant namespaces, and the client keeps reaching w1 alone.
+    it('a tenant’s Service listing another tenant’s attached address in spec.externalIPs is refused by the fence', async () => {
       const bob = apis(platform.cluster.client(TENANT_B));
       const removeSlices = await lab.expose('tenant-b', 'mitm', 'thief');
       try {
@@ -302,12 +299,13 @@ describe.skipIf(unavailable)('the data path', () => {
         });
       } catch (error) {
         await removeSlices();
-        expect([403, 422]).toContain((error as k8s.ApiException<unknown>).code);
+        expect((error as k8s.ApiException<unknown>).code).toBe(403);
+        expect(String((error as k8s.ApiException<unknown>).body)).toContain('spec.externalIPs');
+        recordScenario('data plane: a tenant’s spec.externalIPs on another tenant’s address refused by the fence');
         return;
       }
       // Admitted: what the client sees meanwhile (kube-proxy's choice between the two owners of the key flips with its syncs).
       const r = await lab.client.stream(attachedUrl, 'w1', { intervalMs: 50, count: 60, timeoutMs: 1_000 }).result;
-      figures.push(`KNOWN GAP: a tenant's externalIPs on another tenant's attached ${attached} was admitted; answers ${JSON.stringify(r.answers)}`);
       await deleteService(platform, 'tenant-b', 'mitm');
       throw new Error(`admitted: tenant-b's Service listing ${attached} in spec.externalIPs; the client's answers meanwhile: ${JSON.stringify(r.answers)}`);
     });
