@@ -47,7 +47,7 @@ export const IMAGES = {
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:44ac045b02769745dbaaf15824924bfd35af871b806247a7d337644b8f7730ed',
+    digest: 'sha256:2f8d2f3ac226f5014e1453a6132d8ec0ec1095b8df45463891cd0cbd39ec6489',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -19,12 +19,12 @@ import type { Manager } from '../runtime/manager.js';
 import type { DriverClusterStore } from './cluster-store.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { isAlreadyExists, keyOf, splitKey } from '../runtime/kube.js';
-import { parseClassParameters, servedBy } from './class-parameters.js';
+import { servedBy } from './class-parameters.js';
 import { allocationPlaceholderName, ipObjectName, poolName } from './names.js';
 import { isPlaceholder, ownerOf, placeholderService } from './placeholders.js';
 import { ingressIps } from './services.js';
 import { CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION, DRIVER, DRIVER_CLAIM_CONDITION, IP_ADDRESS_LABEL, PIN_ANNOTATION, POOL_ANNOTATION } from './well-known.js';
-import { classBooks } from './class-books.js';
+import { classBooksOf } from './class-books.js';
 import type { DriverStore } from './store.js';
 import { ensureHold } from './holds.js';
 
@@ -122,11 +122,8 @@ export class DriverClaimReconciler {
 
   /** What MetalLB can still hand out in the class for a family (the class's books). */
   private freeIn(ipClass: IPAddressClass, family: Family): bigint | undefined {
-    const parameters = parseClassParameters(ipClass);
-    if (!parameters.ok) {
-      return undefined;
-    }
-    return classBooks(parameters.ranges, this.store.addressesOfClass(ipClass.metadata.name!), () => false).find((b) => b.family === family)?.free ?? 0n;
+    const books = classBooksOf(this.store, ipClass);
+    return books && (books.find((b) => b.family === family)?.free ?? 0n);
   }
 
   /**

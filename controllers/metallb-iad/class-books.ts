@@ -4,8 +4,10 @@
  * how many MetalLB can still hand out. Pure: the class status and the metrics
  * both read it.
  */
-import type { IPAddress } from '../../api/v1alpha1/index.js';
+import type { IPAddress, IPAddressClass } from '../../api/v1alpha1/index.js';
 import { familyOf, rangeContains, type Family, type IpRange } from '../../api/ip.js';
+import { parseClassParameters } from './class-parameters.js';
+import type { DriverStore } from './store.js';
 
 export const COUNTED_PHASES = ['Available', 'Bound', 'Released', 'Conflict', 'Lost', 'Pending'] as const;
 export type CountedPhase = (typeof COUNTED_PHASES)[number];
@@ -71,4 +73,17 @@ export function classBooks(ranges: readonly IpRange[], addresses: readonly IPAdd
     });
   }
   return books;
+}
+
+/**
+ * A class's books from the caches (its parameters' ranges, its recorded
+ * addresses, their holds); undefined where the parameters give no ranges.
+ * The class status, the metrics and the claim pass all read it from here.
+ */
+export function classBooksOf(store: Pick<DriverStore, 'addressesOfClass' | 'placeholdersOf'>, ipClass: IPAddressClass): FamilyBooks[] | undefined {
+  const parameters = parseClassParameters(ipClass);
+  if (!parameters.ok) {
+    return undefined;
+  }
+  return classBooks(parameters.ranges, store.addressesOfClass(ipClass.metadata.name!), (a) => store.placeholdersOf(a.metadata.name!).length > 0);
 }

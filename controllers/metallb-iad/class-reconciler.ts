@@ -13,7 +13,7 @@ import { deepEqual } from '../runtime/equal.js';
 import { renderBackend } from './backend.js';
 import { parseClassParameters, servedBy } from './class-parameters.js';
 import { BACKEND_REASON, bookStatus, classConditions, configurationVerdict, sameConditions, type BackendVerdict } from './class-status.js';
-import { classBooks, type FamilyBooks } from './class-books.js';
+import { classBooksOf, type FamilyBooks } from './class-books.js';
 import type { DriverMetrics } from './metrics.js';
 import { parseRange, rangesOverlap, type IpRange } from '../../api/ip.js';
 import type { DriverStore, MetallbObject } from './store.js';
@@ -73,7 +73,7 @@ export class ClassReconciler {
       verdict = { reason: BACKEND_REASON.backendFailed, message: (error as Error).message };
       throw error;
     } finally {
-      await this.writeStatus(ipClass, verdict, this.books(ipClass));
+      await this.writeStatus(ipClass, verdict, classBooksOf(this.store, ipClass));
     }
   }
 
@@ -135,15 +135,6 @@ export class ClassReconciler {
       this.events.event(ipClass, 'Warning', reason, message);
     }
     return { reason, message };
-  }
-
-  /** The class's books, where its parameters give ranges. */
-  books(ipClass: IPAddressClass): FamilyBooks[] | undefined {
-    const parameters = parseClassParameters(ipClass);
-    if (!parameters.ok) {
-      return undefined;
-    }
-    return classBooks(parameters.ranges, this.store.addressesOfClass(ipClass.metadata.name!), (a) => this.store.placeholdersOf(a.metadata.name!).length > 0);
   }
 
   /** Written only when something in it changed: counts and conditions move with the cluster, not with each pass. */

@@ -5,8 +5,8 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { IPAddressClass } from '../../api/v1alpha1/index.js';
-import { classBooks, COUNTED_PHASES, type FamilyBooks } from './class-books.js';
-import { parseClassParameters, servedBy } from './class-parameters.js';
+import { classBooksOf, COUNTED_PHASES, type FamilyBooks } from './class-books.js';
+import { servedBy } from './class-parameters.js';
 import { CLASS_CONDITION, configurationVerdict } from './class-status.js';
 import type { DriverStore } from './store.js';
 
@@ -23,12 +23,8 @@ function servedBooks(store: Reader): { ipClass: IPAddressClass; books: FamilyBoo
     .allClasses()
     .filter((c) => servedBy(c) && !c.metadata.deletionTimestamp)
     .flatMap((ipClass) => {
-      const parameters = parseClassParameters(ipClass);
-      if (!parameters.ok) {
-        return [];
-      }
-      const addresses = store.addressesOfClass(ipClass.metadata.name!);
-      return [{ ipClass, books: classBooks(parameters.ranges, addresses, (a) => store.placeholdersOf(a.metadata.name!).length > 0) }];
+      const books = classBooksOf(store, ipClass);
+      return books ? [{ ipClass, books }] : [];
     });
 }
 
