@@ -13,7 +13,7 @@ import { classChanged, rendersDiffer } from './class-reconciler.js';
 import type { DriverClusterStore } from './cluster-store.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { associationHolds } from './association.js';
-import { parseClassParameters, reservationExists, servedBy } from './class-parameters.js';
+import { backingPoolName, parseClassParameters, reservationExists, servedBy } from './class-parameters.js';
 import { isPlaceholder } from './placeholders.js';
 import { authorizes, driverPin, ingressIps } from './services.js';
 import type { DriverStore } from './store.js';
@@ -117,20 +117,22 @@ export class DriverAddressReconciler {
    */
   private async checkLost(address: IPAddress): Promise<boolean> {
     const ipClass = this.store.ipClass(address.spec.className)!;
-    const parameters = parseClassParameters(ipClass);
+    const parameters = parseClassParameters(ipClass, (pool) => this.store.poolNamed(pool));
     const inParameters = parameters.ok && parameters.ranges.some((r) => rangeContains(r, address.spec.address));
-    const inPool = reservationExists(address, this.store.pool(address.spec.className));
+    const pool = this.store.pool(address.spec.className);
+    const inPool = reservationExists(address, pool);
+    const poolName = pool?.metadata.name ?? backingPoolName(ipClass);
     const lost = !inParameters && !inPool;
     const phase = address.status?.phase;
     if (lost && phase !== 'Lost') {
       await this.store.updateAddressStatus({ ...address, status: { ...address.status, phase: 'Lost' } });
-      this.events.event(address, 'Warning', 'Lost', `${address.spec.address} is no longer in pool iad-${address.spec.className}: its reservation is gone`);
+      this.events.event(address, 'Warning', 'Lost', `${address.spec.address} is no longer in pool ${poolName}: its reservation is gone`);
       return true;
     }
     if (!lost && phase === 'Lost' && inPool) {
       const next = address.spec.claimRef ? 'Bound' : 'Available';
       await this.store.updateAddressStatus({ ...address, status: { ...address.status, phase: next } });
-      this.events.event(address, 'Normal', 'ReservationRestored', `${address.spec.address} is back in pool iad-${address.spec.className}`);
+      this.events.event(address, 'Normal', 'ReservationRestored', `${address.spec.address} is back in pool ${poolName}`);
       return true;
     }
     return lost || phase === 'Lost';

@@ -19,7 +19,7 @@ import type { Manager } from '../runtime/manager.js';
 import type { DriverClusterStore } from './cluster-store.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { isAlreadyExists, keyOf, splitKey } from '../runtime/kube.js';
-import { servedBy } from './class-parameters.js';
+import { backingPoolName, servedBy } from './class-parameters.js';
 import { allocationPlaceholderName, ipObjectName, poolName } from './names.js';
 import { isPlaceholder, ownerOf, placeholderService } from './placeholders.js';
 import { ingressIps } from './services.js';
@@ -154,8 +154,10 @@ export class DriverClaimReconciler {
   private async provision(claim: IPAddressClaim, className: string, reclaimPolicy: 'Retain' | 'Delete', family: Family): Promise<boolean> {
     const { namespace, name, uid } = claim.metadata;
     const placeholderName = allocationPlaceholderName(uid!, family);
+    const ipClass = this.store.ipClass(className);
+    const pool = ipClass ? backingPoolName(ipClass) : poolName(className);
     let placeholder: V1Service | undefined = this.store.service(this.store.placeholderNamespace, placeholderName);
-    if (placeholder && placeholder.metadata?.annotations?.[POOL_ANNOTATION] !== poolName(className)) {
+    if (placeholder && placeholder.metadata?.annotations?.[POOL_ANNOTATION] !== pool) {
       // The claim was re-targeted to another class of ours before its address was recorded: an IP
       // from the old pool would not belong to the new class. Give it back; the next pass asks again.
       await this.store.deleteService(this.store.placeholderNamespace, placeholderName);
@@ -170,12 +172,12 @@ export class DriverClaimReconciler {
           placeholderService({
             name: placeholderName,
             namespace: this.store.placeholderNamespace,
-            className,
+            pool,
             family,
             claim: { namespace: namespace!, name: name! },
           }),
         );
-        this.events.event(claim, 'Normal', 'Reserving', `asked MetalLB for an ${family} address from pool iad-${className}`);
+        this.events.event(claim, 'Normal', 'Reserving', `asked MetalLB for an ${family} address from pool ${pool}`);
       } catch (error) {
         if (!isAlreadyExists(error)) {
           // E.g. an IPv6 placeholder on a cluster without IPv6 Services.

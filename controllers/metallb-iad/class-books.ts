@@ -80,8 +80,8 @@ export function classBooks(ranges: readonly IpRange[], addresses: readonly IPAdd
  * addresses, their holds); undefined where the parameters give no ranges.
  * The class status, the metrics and the claim pass all read it from here.
  */
-export function classBooksOf(store: Pick<DriverStore, 'addressesOfClass' | 'placeholdersOf'>, ipClass: IPAddressClass): FamilyBooks[] | undefined {
-  const parameters = parseClassParameters(ipClass);
+export function classBooksOf(store: Pick<DriverStore, 'addressesOfClass' | 'placeholdersOf' | 'poolNamed'>, ipClass: IPAddressClass): FamilyBooks[] | undefined {
+  const parameters = parseClassParameters(ipClass, (pool) => store.poolNamed(pool));
   if (!parameters.ok) {
     return undefined;
   }

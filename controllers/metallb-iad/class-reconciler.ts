@@ -10,14 +10,16 @@ import type { DriverClusterStore } from './cluster-store.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { GROUP, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import { deepEqual } from '../runtime/equal.js';
-import { renderBackend } from './backend.js';
-import { parseClassParameters, servedBy } from './class-parameters.js';
+import type { V1Service } from '@kubernetes/client-node';
+import { CARRIERS_ONLY, releasedPool, renderBackend } from './backend.js';
+import { backingPoolName, parseClassParameters, servedBy } from './class-parameters.js';
+import { ingressIps } from './services.js';
 import { BACKEND_REASON, bookStatus, classConditions, configurationVerdict, sameConditions, type BackendVerdict } from './class-status.js';
 import { classBooksOf, type FamilyBooks } from './class-books.js';
 import type { DriverMetrics } from './metrics.js';
-import { parseRange, rangesOverlap, type IpRange } from '../../api/ip.js';
+import { parseRange, rangeContains, rangesOverlap, type IpRange } from '../../api/ip.js';
 import type { DriverStore, MetallbObject } from './store.js';
-import { CARRIER_LABEL } from './well-known.js';
+import { CARRIER_LABEL, SERVED_BY_CLASS_ANNOTATION } from './well-known.js';
 
 /** How long the class's books wait for more address changes before they are written. */
 const BOOKS_COALESCE_MS = 1_000;
@@ -33,6 +35,12 @@ const CARRIER_LABEL_RECHECK_MS = 2_000;
 function rendersAs(current: MetallbObject | undefined, desired: MetallbObject): boolean {
   const have = (current?.spec ?? {}) as Record<string, unknown>;
   return current !== undefined && Object.entries(desired.spec ?? {}).every(([field, value]) => deepEqual(have[field], value));
+}
+
+/** Whether the current object carries every annotation the rendered one names (an adopted pool's). */
+function annotatedAs(current: MetallbObject | undefined, desired: MetallbObject): boolean {
+  const have = current?.metadata.annotations ?? {};
+  return Object.entries(desired.metadata.annotations ?? {}).every(([key, value]) => have[key] === value);
 }
 
 /** Whether the current object carries the owner references the rendered one names. */
@@ -61,25 +69,27 @@ export class ClassReconciler {
 
   async reconcile(name: string): Promise<ReconcileResult | void> {
     const ipClass = this.store.ipClass(name);
-    if (!ipClass || ipClass.metadata.deletionTimestamp || !servedBy(ipClass)) {
-      return; // the pool and advertisement go with the class (ownerReferences)
+    const serving = ipClass && !ipClass.metadata.deletionTimestamp && servedBy(ipClass) ? ipClass : undefined;
+    await this.giveBackPools(name, serving);
+    if (!serving) {
+      return; // the pool and advertisement it rendered go with the class (ownerReferences)
     }
     let verdict: BackendVerdict = { reason: BACKEND_REASON.poolWritten, message: '' };
     try {
-      const outcome = await this.render(ipClass);
+      const outcome = await this.render(serving);
       verdict = outcome.verdict;
       return outcome.result;
     } catch (error) {
       verdict = { reason: BACKEND_REASON.backendFailed, message: (error as Error).message };
       throw error;
     } finally {
-      await this.writeStatus(ipClass, verdict, classBooksOf(this.store, ipClass));
+      await this.writeStatus(serving, verdict, classBooksOf(this.store, serving));
     }
   }
 
   private async render(ipClass: IPAddressClass): Promise<{ verdict: BackendVerdict; result?: ReconcileResult }> {
     const name = ipClass.metadata.name!;
-    const parameters = parseClassParameters(ipClass);
+    const parameters = parseClassParameters(ipClass, (pool) => this.store.poolNamed(pool));
     if (!parameters.ok) {
       // Nothing is written: a half-written pool would be worse than none.
       return { verdict: this.refuse(ipClass, BACKEND_REASON.invalidClassParameters, parameters.message) };
@@ -90,7 +100,7 @@ export class ClassReconciler {
       const message = `parameters.addresses overlap those of IPAddressClass "${rival}", which serves them already; no pool written`;
       return { verdict: this.refuse(ipClass, BACKEND_REASON.overlappingClassParameters, message) };
     }
-    const foreign = this.foreignOverlap(parameters.ranges);
+    const foreign = this.foreignOverlap(parameters.ranges, parameters.adoptedPool);
     if (foreign) {
       // MetalLB refuses a configuration with overlapping pools and then ignores every later change.
       const message =
@@ -98,13 +108,15 @@ export class ClassReconciler {
         `MetalLB would refuse both and stop applying any configuration, so no pool is written (the pool in place, if any, is kept as it is)`;
       return { verdict: this.refuse(ipClass, BACKEND_REASON.overlapsForeignPool, message) };
     }
-    const carriersOnly = this.carriersLabelled(name);
-    const { pool, advertisement } = renderBackend(ipClass, this.store.metallbNamespace, parameters.addresses, carriersOnly);
+    const carriersOnly = this.carriersLabelled(name, parameters.ranges);
+    const adopted = parameters.adoptedPool ? this.store.poolNamed(parameters.adoptedPool) : undefined;
+    const { pool, advertisement } = renderBackend(ipClass, this.store.metallbNamespace, parameters.addresses, carriersOnly, adopted);
     const pairs = [
       [pool, this.store.pool(name)],
       [advertisement, this.store.advertisement(name)],
     ] as const;
-    const squatter = pairs.find(([, current]) => current && !ownedByAClass(current));
+    // The pool a class takes over is an admin's by design; anything else of its name must be the driver's.
+    const squatter = pairs.find(([desired, current]) => current && !(adopted && desired === pool) && !ownedByAClass(current));
     if (squatter) {
       const [, current] = squatter;
       const message = `${current!.kind ?? 'object'} ${current!.metadata.namespace}/${current!.metadata.name} exists and is not this driver's; it is left alone, and no pool is written`;
@@ -114,7 +126,7 @@ export class ClassReconciler {
     try {
       // Written only when the cache differs from what the class renders: a pass that changes nothing costs no request.
       for (const [desired, current] of pairs) {
-        if (!rendersAs(current, desired) || !owns(current, desired)) {
+        if (!rendersAs(current, desired) || !owns(current, desired) || !annotatedAs(current, desired)) {
           await this.store.apply(desired, current);
         }
       }
@@ -123,7 +135,10 @@ export class ClassReconciler {
       this.options.metrics?.backendFailure(name);
       warnAndRethrow(this.events, ipClass, 'BackendFailed', `could not write the MetalLB pool and advertisement ${pool.metadata.name} in ${pool.metadata.namespace}`, error);
     }
-    const verdict = { reason: BACKEND_REASON.poolWritten, message: `IPAddressPool and L2Advertisement ${pool.metadata.namespace}/${pool.metadata.name} serve ${parameters.addresses.join(', ')}` };
+    const served = adopted
+      ? `IPAddressPool ${pool.metadata.namespace}/${pool.metadata.name} (taken over) and L2Advertisement ${advertisement.metadata.name} serve ${parameters.addresses.join(', ')}`
+      : `IPAddressPool and L2Advertisement ${pool.metadata.namespace}/${pool.metadata.name} serve ${parameters.addresses.join(', ')}`;
+    const verdict = { reason: BACKEND_REASON.poolWritten, message: served };
     return { verdict, result: carriersOnly ? undefined : { requeueAfterMs: CARRIER_LABEL_RECHECK_MS } };
   }
 
@@ -153,20 +168,40 @@ export class ClassReconciler {
    * upgrade, the address and Service passes label them first; a pool that
    * selected before would make MetalLB take the IPs of the unlabelled ones).
    */
-  private carriersLabelled(className: string): boolean {
-    if (this.store.pool(className)?.spec?.serviceAllocation !== undefined) {
+  private carriersLabelled(className: string, ranges: readonly IpRange[]): boolean {
+    if (deepEqual(this.store.pool(className)?.spec?.serviceAllocation, CARRIERS_ONLY)) {
       return true;
     }
-    return this.store
-      .addressesOfClass(className)
-      .every((a) => this.store.servicesWithIp(a.spec.address).every((s) => s.metadata?.labels?.[CARRIER_LABEL] === 'true'));
+    const carrier = (s: V1Service) => s.metadata?.labels?.[CARRIER_LABEL] === 'true';
+    const recorded = this.store.addressesOfClass(className).every((a) => this.store.servicesWithIp(a.spec.address).every(carrier));
+    // A pool taken over still serves Services that were never adopted: they hold IPs no address records.
+    return recorded && this.store.servicesCarryingIps().every((s) => carrier(s) || !ingressIps(s).some((ip) => ranges.some((r) => rangeContains(r, ip))));
   }
 
-  /** A pool in MetalLB's namespace that is not the driver's and shares an address with these ranges. */
-  private foreignOverlap(ranges: readonly IpRange[]): MetallbObject | undefined {
+  /**
+   * An adopted pool whose class no longer names it (the class is gone, no
+   * longer served, or takes another pool): given back as it was, so its
+   * Services keep their IPs and MetalLB assigns from it as before.
+   */
+  private async giveBackPools(className: string, ipClass: IPAddressClass | undefined): Promise<void> {
+    const keep = ipClass ? backingPoolName(ipClass) : undefined;
+    for (const pool of this.store.allPools()) {
+      if (pool.metadata.annotations?.[SERVED_BY_CLASS_ANNOTATION] === className && pool.metadata.name !== keep) {
+        await this.store.apply(releasedPool(pool), pool);
+        if (ipClass) {
+          this.events.event(ipClass, 'Normal', 'PoolGivenBack', `IPAddressPool ${pool.metadata.namespace}/${pool.metadata.name} is no longer served by this class; its spec is restored`);
+        }
+      }
+    }
+  }
+
+  /** A pool in MetalLB's namespace that is not the driver's (nor the one this class takes over) and shares an address with these ranges. */
+  private foreignOverlap(ranges: readonly IpRange[], adoptedPool: string | undefined): MetallbObject | undefined {
     return this.store.allPools().find(
       (pool) =>
         !ownedByAClass(pool) &&
+        pool.metadata.name !== adoptedPool &&
+        !pool.metadata.annotations?.[SERVED_BY_CLASS_ANNOTATION] &&
         (pool.spec?.addresses ?? []).some((text) => {
           const range = parseRange(text);
           return typeof range !== 'string' && ranges.some((r) => rangesOverlap(r, range));
@@ -187,7 +222,7 @@ export class ClassReconciler {
       if (otherName === name || !servedBy(other) || other.metadata.deletionTimestamp) {
         continue;
       }
-      const parsed = parseClassParameters(other);
+      const parsed = parseClassParameters(other, (pool) => this.store.poolNamed(pool));
       if (!parsed.ok || !ranges.some((r) => parsed.ranges.some((o) => rangesOverlap(r, o)))) {
         continue;
       }
@@ -218,6 +253,11 @@ export const classChanged = (previous: IPAddressClass, next: IPAddressClass) =>
  */
 export function setupClassController(manager: Manager, store: DriverClusterStore, events: EventRecorder, metrics?: DriverMetrics): Controller {
   const allClasses = () => store.allClasses().map(keyOf);
+  // A pool a class took over names it, even once the class is gone (then the pool is given back).
+  const adoptedBy = (pool: MetallbObject) => {
+    const className = pool.metadata.annotations?.[SERVED_BY_CLASS_ANNOTATION];
+    return className ? [className] : [];
+  };
   const ownClass = (object: MetallbObject) => {
     const className = store.classOfBackend(object);
     return className ? [className] : [];
@@ -225,8 +265,9 @@ export function setupClassController(manager: Manager, store: DriverClusterStore
   let configuration = JSON.stringify(configurationVerdict(store.configurationStates()));
   return manager
     .controller('iad-class')
-    .watches(store.classes, allClasses, { updates: classChanged })
-    .watches(store.pools, (pool) => [...ownClass(pool), ...(ownedByAClass(pool) ? [] : allClasses())], { updates: rendersDiffer })
+    // The class itself too: a deleted one is no longer in the cache, and may have a pool to give back.
+    .watches(store.classes, (c) => [keyOf(c), ...allClasses()], { updates: classChanged })
+    .watches(store.pools, (pool) => [...ownClass(pool), ...adoptedBy(pool), ...(ownedByAClass(pool) ? [] : allClasses())], { updates: rendersDiffer })
     .watches(store.advertisements, ownClass, { updates: rendersDiffer })
     // The class's books: recorded addresses coming, going, or changing phase; a burst is one status write.
     .watches(

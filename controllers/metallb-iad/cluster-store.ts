@@ -14,9 +14,10 @@ import { Informer } from '../runtime/informer.js';
 import { CustomResourceClient, ignoreNotFound, isNotFound, type KubeObject } from '../runtime/kube.js';
 import type { Logger } from '../runtime/log.js';
 import type { DriverStore, MetallbObject } from './store.js';
+import { backingPoolName } from './class-parameters.js';
 import { classNameOfPool, poolName } from './names.js';
 import { ingressIps } from './services.js';
-import { DRIVER, IP_ADDRESS_LABEL, PLACEHOLDER_LABEL, CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION } from './well-known.js';
+import { DRIVER, IP_ADDRESS_LABEL, PLACEHOLDER_LABEL, CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION, SERVED_BY_CLASS_ANNOTATION } from './well-known.js';
 
 export type { MetallbObject } from './store.js';
 
@@ -151,6 +152,9 @@ export class DriverClusterStore implements DriverStore {
   servicesWithIp(ip: string) {
     return this.services.byIndex(SERVICE_BY_INGRESS, ip);
   }
+  servicesCarryingIps() {
+    return this.services.list().filter((s) => ingressIps(s).length > 0);
+  }
   addressesReferencing(namespace: string, name: string) {
     return this.addresses.byIndex(CLAIM_REF_INDEX, claimKey(namespace, name));
   }
@@ -161,14 +165,18 @@ export class DriverClusterStore implements DriverStore {
     return this.services.byIndex(PLACEHOLDER_BY_CLAIM, `${namespace}/${claim}`);
   }
   pool(className: string) {
-    return this.pools.get(`${this.metallbNamespace}/${poolName(className)}`);
+    const ipClass = this.ipClass(className);
+    return this.pools.get(`${this.metallbNamespace}/${ipClass ? backingPoolName(ipClass) : poolName(className)}`);
+  }
+  poolNamed(name: string) {
+    return this.pools.get(`${this.metallbNamespace}/${name}`);
   }
   advertisement(className: string) {
     return this.advertisements.get(`${this.metallbNamespace}/${poolName(className)}`);
   }
-  /** The existing class a pool or advertisement is named for (whoever owns it). */
+  /** The existing class a pool or advertisement is named for (whoever owns it), or that took the pool over. */
   classOfBackend(object: MetallbObject): string | undefined {
-    const className = classNameOfPool(object.metadata.name ?? '');
+    const className = object.metadata.annotations?.[SERVED_BY_CLASS_ANNOTATION] ?? classNameOfPool(object.metadata.name ?? '');
     return className && this.ipClass(className) ? className : undefined;
   }
   allPools() {
@@ -192,7 +200,9 @@ export class DriverClusterStore implements DriverStore {
       return;
     }
     try {
-      const replaced = await this.objects.replace({ ...object, metadata: { ...current.metadata, ownerReferences: object.metadata.ownerReferences } } as k8s.KubernetesObject);
+      // Owners, and annotations where the rendered object names them (a pool a class took over or gives back), are the driver's.
+      const metadata = { ...current.metadata, ownerReferences: object.metadata.ownerReferences, annotations: object.metadata.annotations ?? current.metadata.annotations };
+      const replaced = await this.objects.replace({ ...object, metadata } as k8s.KubernetesObject);
       cache.assume(replaced as MetallbObject);
     } catch (error) {
       if (!isNotFound(error)) {

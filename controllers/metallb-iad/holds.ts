@@ -3,7 +3,8 @@ import type { IPAddress } from '../../api/v1alpha1/index.js';
 import { familyOf } from '../../api/ip.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { isAlreadyExists } from '../runtime/kube.js';
-import { allocationPlaceholderName, holdPlaceholderName } from './names.js';
+import { backingPoolName } from './class-parameters.js';
+import { allocationPlaceholderName, holdPlaceholderName, poolName } from './names.js';
 import { isPlaceholder, placeholderService } from './placeholders.js';
 import type { DriverStore } from './store.js';
 import { CARRIER_LABEL } from './well-known.js';
@@ -37,12 +38,13 @@ export async function ensureHold(cluster: DriverStore, events: EventRecorder, ad
     return; // its claim's allocation placeholder holds it already; the claim pass links it
   }
   const holdName = holdPlaceholderName(address);
+  const ipClass = cluster.ipClass(address.spec.className);
   try {
     await cluster.createService(
       placeholderService({
         name: holdName,
         namespace: cluster.placeholderNamespace,
-        className: address.spec.className,
+        pool: ipClass ? backingPoolName(ipClass) : poolName(address.spec.className),
         family,
         pin: address.spec.address,
         addressName: name,

@@ -10,7 +10,7 @@ import { servedBy } from './class-parameters.js';
 import { CLASS_CONDITION, configurationVerdict } from './class-status.js';
 import type { DriverStore } from './store.js';
 
-type Reader = Pick<DriverStore, 'allClasses' | 'addressesOfClass' | 'placeholdersOf' | 'configurationStates' | 'metallbNamespace'>;
+type Reader = Pick<DriverStore, 'allClasses' | 'addressesOfClass' | 'placeholdersOf' | 'poolNamed' | 'configurationStates' | 'metallbNamespace'>;
 
 export interface DriverMetrics {
   /** A failed write of a class's MetalLB pool or advertisement. */

@@ -5,14 +5,14 @@
  */
 import type { V1Service } from '@kubernetes/client-node';
 import type { IPAddress } from '../../api/v1alpha1/index.js';
-import { poolName } from './names.js';
 import { CARRIER_LABEL, CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION, IP_ADDRESS_LABEL, PIN_ANNOTATION, PLACEHOLDER_LABEL, POOL_ANNOTATION } from './well-known.js';
 
 /** A selectorless LoadBalancer Service: MetalLB assigns it an IP and never announces it. */
 export function placeholderService(options: {
   name: string;
   namespace: string;
-  className: string;
+  /** The IPAddressPool it asks (the class's backing pool). */
+  pool: string;
   family: 'IPv4' | 'IPv6';
   pin?: string;
   addressName?: string;
@@ -20,7 +20,7 @@ export function placeholderService(options: {
   owner?: IPAddress;
 }): V1Service {
   const labels: Record<string, string> = { [PLACEHOLDER_LABEL]: 'true', [CARRIER_LABEL]: 'true' };
-  const annotations: Record<string, string> = { [POOL_ANNOTATION]: poolName(options.className) };
+  const annotations: Record<string, string> = { [POOL_ANNOTATION]: options.pool };
   if (options.addressName) {
     labels[IP_ADDRESS_LABEL] = options.addressName;
   }

@@ -26,11 +26,16 @@ export interface DriverStore {
   service(namespace: string, name: string): V1Service | undefined;
   /** Services whose ingress carries this IP (an index, never a cluster-wide list). */
   servicesWithIp(ip: string): V1Service[];
+  /** Every Service MetalLB gave an IP (a full scan: only while a pool does not yet admit only carriers). */
+  servicesCarryingIps(): V1Service[];
   /** Placeholders linked to an IPAddress by label. */
   placeholdersOf(addressName: string): V1Service[];
   /** Allocation placeholders annotated with this claim. */
   allocationPlaceholdersOf(namespace: string, name: string): V1Service[];
+  /** The class's backing pool: the one it took over (`parameters.pool`) or `iad-<class>`. */
   pool(className: string): MetallbObject | undefined;
+  /** An IPAddressPool in MetalLB's namespace, by name. */
+  poolNamed(name: string): MetallbObject | undefined;
   /** Every IPAddressPool in MetalLB's namespace, the driver's and an admin's alike. */
   allPools(): MetallbObject[];
   /** MetalLB's ConfigurationState objects (none where MetalLB predates them). */

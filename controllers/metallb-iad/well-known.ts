@@ -26,3 +26,10 @@ export const DRIVER_CLAIM_CONDITION = {
   provisioned: 'Provisioned',
   classExhausted: 'ClassExhausted',
 } as const;
+
+/**
+ * On an IPAddressPool an admin made that a class took over (`spec.parameters.pool`): the class's
+ * name, and the pool's spec as it was, restored when the class lets it go (docs/adoption.md).
+ */
+export const SERVED_BY_CLASS_ANNOTATION = `${DRIVER}/served-by-class`;
+export const POOL_BEFORE_ANNOTATION = `${DRIVER}/pool-before-adoption`;

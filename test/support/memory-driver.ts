@@ -12,6 +12,7 @@ import type { V1Service } from '@kubernetes/client-node';
 import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../api/v1alpha1/index.js';
 import type { DriverStore, MetallbObject } from '../../controllers/metallb-iad/store.js';
 import { poolName } from '../../controllers/metallb-iad/names.js';
+import { backingPoolName } from '../../controllers/metallb-iad/class-parameters.js';
 import { ingressIps } from '../../controllers/metallb-iad/services.js';
 import { CLAIM_NAMESPACE_ANNOTATION, CLAIM_NAME_ANNOTATION, IP_ADDRESS_LABEL, PLACEHOLDER_LABEL } from '../../controllers/metallb-iad/well-known.js';
 
@@ -193,6 +194,9 @@ export class InMemoryDriverCluster implements DriverStore {
   servicesWithIp(ip: string) {
     return this.services.by('ingress', ip).map(clone);
   }
+  servicesCarryingIps() {
+    return [...this.services.values()].filter((s) => (s.status?.loadBalancer?.ingress ?? []).length > 0).map(clone);
+  }
   placeholdersOf(addressName: string) {
     return this.services.by('linked', `${this.placeholderNamespace}/${addressName}`).map(clone);
   }
@@ -200,7 +204,11 @@ export class InMemoryDriverCluster implements DriverStore {
     return this.services.by('claim', `${this.placeholderNamespace}/${namespace}/${name}`).map(clone);
   }
   pool(className: string) {
-    const p = this.pools.get(`IPAddressPool/${poolName(className)}`);
+    const ipClass = this.ipClass(className);
+    return this.poolNamed(ipClass ? backingPoolName(ipClass) : poolName(className));
+  }
+  poolNamed(name: string) {
+    const p = this.pools.get(`IPAddressPool/${name}`);
     return p && clone(p);
   }
 

@@ -21,7 +21,7 @@ function registered(job: Job): Map<string, { type: string; labels: string[] }> {
   if (job === JOBS.core) {
     registerCoreMetrics(own, () => [], () => []);
   } else {
-    registerDriverMetrics(own, { metallbNamespace: 'cozy-metallb', allClasses: () => [], addressesOfClass: () => [], placeholdersOf: () => [], configurationStates: () => [] });
+    registerDriverMetrics(own, { metallbNamespace: 'cozy-metallb', allClasses: () => [], addressesOfClass: () => [], placeholdersOf: () => [], poolNamed: () => undefined, configurationStates: () => [] });
   }
   const out = new Map<string, { type: string; labels: string[] }>();
   for (const metric of [...runtime.getMetricsAsArray(), ...own.getMetricsAsArray()]) {

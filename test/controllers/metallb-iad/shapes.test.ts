@@ -15,7 +15,7 @@ describe('parameters', () => {
   });
 
   it.each([
-    [undefined, 'class has no parameters; this driver requires parameters.addresses'],
+    [undefined, 'class has no parameters; this driver requires parameters.addresses or parameters.pool'],
     [{}, 'parameters.addresses must be a list of CIDRs or ranges'],
     [{ addresses: [] }, 'parameters.addresses names no addresses'],
     [{ addresses: '203.0.113.0/24' }, 'parameters.addresses must be a list of CIDRs or ranges'],
@@ -56,7 +56,7 @@ describe('names and shapes', () => {
   });
 
   it('shapes an allocation placeholder: pool, no pin, no selector, no node ports, single stack', () => {
-    const s = placeholderService({ name: 'x', namespace: 'ns', className: 'public', family: 'IPv4', claim: { namespace: 'tenant-a', name: 'web' } });
+    const s = placeholderService({ name: 'x', namespace: 'ns', pool: 'iad-public', family: 'IPv4', claim: { namespace: 'tenant-a', name: 'web' } });
     expect(s.metadata?.annotations).toEqual({
       'metallb.io/address-pool': 'iad-public',
       'metallb.drivers.local.sdn.cozystack.io/claim-namespace': 'tenant-a',
@@ -69,7 +69,7 @@ describe('names and shapes', () => {
   });
 
   it('shapes an IPv6 hold placeholder: pinned and linked', () => {
-    const s = placeholderService({ name: 'x', namespace: 'ns', className: 'public', family: 'IPv6', pin: '2001:db8::7', addressName: 'ip-2001-db8--7' });
+    const s = placeholderService({ name: 'x', namespace: 'ns', pool: 'iad-public', family: 'IPv6', pin: '2001:db8::7', addressName: 'ip-2001-db8--7' });
     expect(s.metadata?.annotations?.['metallb.io/loadBalancerIPs']).toBe('2001:db8::7');
     expect(s.metadata?.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address']).toBe('ip-2001-db8--7');
     expect(s.spec?.ipFamilies).toEqual(['IPv6']);
