@@ -8,14 +8,14 @@
  * Needs root (network namespaces), iproute2 and nftables, and the e2e
  * binaries: bash hack/e2e/build-binaries.sh.
  *
- * Exit codes (hack/lib/cli.ts): 0 every target met, 1 a target missed, 2 bad
+ * Exit codes (lib/errors.ts): 0 every target met, 1 a target missed, 2 bad
  * input (a flag, a size, the binaries not built, no network namespaces here), 3 internal.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { dataPathSizes, dataPathUnavailable } from './bench/datapath-setup.js';
 import { Targets } from './bench/targets.js';
-import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from './lib/cli.js';
+import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from '../lib/cli.js';
 import { REPO_ROOT } from './lib/paths.js';
 
 export async function main(argv: string[]): Promise<number> {

@@ -7,13 +7,13 @@
  * Needs the control-plane binaries: bash hack/e2e/build-binaries.sh (cached
  * under .cache/e2e/; $E2E_BIN or $KUBEBUILDER_ASSETS name others).
  *
- * Exit codes (hack/lib/cli.ts): 0 every target met, 1 a target missed, 2 bad
+ * Exit codes (lib/errors.ts): 0 every target met, 1 a target missed, 2 bad
  * input (a flag, BENCH_E2E_CLAIMS, the binaries not built), 3 internal.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Targets } from './bench/targets.js';
-import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from './lib/cli.js';
+import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from '../lib/cli.js';
 import { REPO_ROOT } from './lib/paths.js';
 
 /** BENCH_E2E_CLAIMS as a claim count; bad input unless a positive integer. */

@@ -45,7 +45,7 @@ import { benchEndToEnd } from './bench/e2e.js';
 import { checkEndToEnd } from './bench/e2e-targets.js';
 import { Targets } from './bench/targets.js';
 import { benchSynthVsHelm, RENDERED_CHARTS } from './bench/synth-vs-helm.js';
-import { parseArgsOrExit, toolParser } from './lib/cli.js';
+import { parseArgsOrExit, toolParser } from '../lib/cli.js';
 
 parseArgsOrExit(
   'bench',

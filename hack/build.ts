@@ -6,9 +6,9 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { EXIT, InputError, isMain, parseArgs, runTool, toolParser } from './lib/cli.js';
+import { EXIT, InputError, isMain, parseArgs, runTool, toolParser } from '../lib/cli.js';
 import { REPO_ROOT } from './lib/paths.js';
-import { VERSION } from '../controllers/runtime/version.js';
+import { VERSION } from '../lib/version.js';
 
 /** Every controllers/<name>/main.ts (controllers/runtime is the shared library). */
 export function controllerNames(): string[] {

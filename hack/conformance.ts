@@ -21,7 +21,7 @@ import { unitTestFile } from '../constructs/packages/wrapper-chart.js';
 import { ADDRESS_CONTROLLER_PACKAGE, METALLB_IAD_PACKAGE } from '../constructs/platform/variants.js';
 import { disabledFor, graphFromDir, mergeGraphs, SELECTIVE_INSTALL_FIXTURE } from '../constructs/platform/source-graph.js';
 import { resolveHelm } from './helm.js';
-import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from './lib/cli.js';
+import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from '../lib/cli.js';
 import { copyCheckout, overlayPackages, PLATFORM_CHART, renderCozystackValues } from './lib/cozystack-checkout.js';
 import { REPO_ROOT } from './lib/paths.js';
 

@@ -6,7 +6,7 @@
  *   npm run image-refs -- [<packages-root>]      (default dist/packages)
  *   npm run image-refs -- --release [<root>]     also refuse the all-zero placeholder digest
  *
- * Exit 1 when a ref is refused, 2 on bad input (hack/lib/cli.ts).
+ * Exit 1 when a ref is refused, 2 on bad input (lib/errors.ts).
  *
  * Files read, depth-anchored like Cozystack's image_ref_files: <root>/*\/*\/values.yaml
  * and <root>/*\/*\/images/*.tag. Everything deeper (vendored charts/) is upstream's.
@@ -14,7 +14,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parse } from 'yaml';
-import { InputError, isMain, parseArgs, runTool, toolParser, ToolError } from './lib/cli.js';
+import { InputError, isMain, parseArgs, runTool, toolParser, ToolError } from '../lib/cli.js';
 
 /**
  * Repositories under this prefix are built by the Cozystack organisation: the

@@ -22,7 +22,7 @@
  * the stamp is current, and --push without --stamp refuses an image whose digest
  * is not the stamped one.
  *
- * Exit codes: 0 ok, 1 a digest differs from the stamp, 2 bad input, 3 internal (hack/lib/cli.ts).
+ * Exit codes: 0 ok, 1 a digest differs from the stamp, 2 bad input, 3 internal (lib/errors.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,7 +37,7 @@ import { debianPackage, DEBIAN_LIBRARIES, npmTarball, NODE_RUNTIME } from './ima
 import { ociImage, type ImageConfig, type OciImage } from './images/oci-image.js';
 import { appEntries, baseEntries, debEntries, nodeEntries } from './images/rootfs.js';
 import type { TarEntry } from '../synth/tar.js';
-import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from './lib/cli.js';
+import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from '../lib/cli.js';
 import { REPO_ROOT } from './lib/paths.js';
 
 /** The IMAGES key of a controller: address-controller → addressController. */

@@ -29,7 +29,7 @@ import {
   type Graph,
   type RecordedGraph,
 } from '../constructs/platform/source-graph.js';
-import { InputError, isMain, parseArgs, runTool, toolParser, ToolError } from './lib/cli.js';
+import { InputError, isMain, parseArgs, runTool, toolParser, ToolError } from '../lib/cli.js';
 
 /** The suites this repository's end-to-end runs name. */
 export const SUITES = ['address-controller', 'metallb-iad', 'postgres'] as const;

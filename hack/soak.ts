@@ -17,7 +17,7 @@ import { keepLogs } from '../test/e2e/support/histories/logs.js';
 import { failed, formatReport } from '../test/e2e/support/histories/report.js';
 import { DEFAULT_TIMING, runHistory } from '../test/e2e/support/histories/runner.js';
 import { SERVICE_CIDRS, setUpWorld } from '../test/e2e/support/histories/world.js';
-import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from './lib/cli.js';
+import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from '../lib/cli.js';
 
 export interface SoakOptions {
   readonly minutes: number;

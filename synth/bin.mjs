@@ -28,7 +28,7 @@ const { Script } = require('node:vm');
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 /** Everything synth/main.ts can import, and what decides how it is bundled. */
-const SOURCES = ['api', 'constructs', 'synth', 'hack/lib', 'controllers/runtime', 'package.json', 'package-lock.json', 'tsconfig.json'];
+const SOURCES = ['api', 'lib', 'constructs', 'synth', 'package.json', 'package-lock.json', 'tsconfig.json'];
 
 function files(path) {
   const full = join(ROOT, path);

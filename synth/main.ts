@@ -12,7 +12,7 @@
  */
 import { tmpdir } from 'node:os';
 import { hideBin } from 'yargs/helpers';
-import { EXIT, InputError, parseArgs, reportError, toolParser } from '../hack/lib/cli.js';
+import { EXIT, InputError, parseArgs, reportError, toolParser } from '../lib/cli.js';
 import { join } from 'node:path';
 import { artifactDigest, OCI_LAYOUT_DIR, synthesize } from './artifact.js';
 import { credentialsFrom, pushFlags } from './registry-auth.js';
@@ -94,7 +94,7 @@ async function push(argv: string[]): Promise<number> {
   return EXIT.OK;
 }
 
-/** Exit codes: hack/lib/cli.ts (0 ok, 1 drift, 2 bad input, 3 internal). */
+/** Exit codes: lib/errors.ts (0 ok, 1 drift, 2 bad input, 3 internal). */
 main(hideBin(process.argv)).then(
   (code) => {
     process.exitCode = code;

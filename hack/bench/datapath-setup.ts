@@ -4,7 +4,7 @@
  * network namespaces). Kept apart from hack/bench/datapath.ts so that --help
  * and a refusal load nothing heavy.
  */
-import { InputError } from '../lib/cli.js';
+import { InputError } from '../../lib/cli.js';
 import type { DataPathSizes } from './datapath.js';
 
 /** A positive integer from the environment, or bad input. */

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../lib/paths.js';
-import { ToolError, EXIT } from '../lib/cli.js';
+import { EXIT, ToolError } from '../../lib/errors.js';
 
 export interface NpmInput {
   readonly name: string;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { gunzipSync } from 'fflate';
 import type { TarEntry } from '../../synth/tar.js';
-import { EXIT, ToolError } from '../lib/cli.js';
+import { EXIT, ToolError } from '../../lib/errors.js';
 
 /** distroless's "nonroot": the chart's runAsNonRoot needs a numeric non-zero user. */
 export const NONROOT = 65532;

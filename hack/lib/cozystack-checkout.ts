@@ -8,7 +8,7 @@ import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, rmSync, statSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { ToolError } from './cli.js';
+import { ToolError } from '../../lib/errors.js';
 
 export const PLATFORM_CHART = join('packages', 'core', 'platform');
 

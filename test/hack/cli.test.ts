@@ -3,8 +3,8 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { VERSION } from '../../controllers/runtime/version.js';
-import { EXIT, InputError, reportError, ToolError } from '../../hack/lib/cli.js';
+import { VERSION } from '../../lib/version.js';
+import { EXIT, InputError, reportError, ToolError } from '../../lib/cli.js';
 import { REPO_ROOT } from '../support/synth.js';
 
 function tool(script: string, ...args: string[]) {

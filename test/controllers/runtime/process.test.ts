@@ -7,7 +7,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server } from 'node:net';
 import { checkNamespaceFlag, loadKubeConfig } from '../../../controllers/runtime/process.js';
 import { apiError } from '../../../controllers/runtime/kube.js';
-import { VERSION } from '../../../controllers/runtime/version.js';
+import { VERSION } from '../../../lib/version.js';
 
 function kubeconfigFor(server: string): string {
   const file = join(mkdtempSync(join(tmpdir(), 'kc-')), 'config');

@@ -1,38 +1,18 @@
 /**
  * The command-line layer every tool here shares (synth and the hack/ tools):
  * strict yargs, `--help`/`-h`, `--version`, flags that need a value refuse to
- * go without one, switches refuse junk values, and one exit-code convention:
- *
- *   0  ok
- *   1  a check failed (drift, a refused image ref, a dangling dependency)
- *   2  bad input (a flag, a file, a value); nothing was written
- *   3  internal error (a bug: the only case that prints a stack trace)
+ * go without one, switches refuse junk values, and one exit-code convention
+ * (lib/errors.ts, exported here too: a tool takes its parser and its errors
+ * from one place).
  */
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import yargs, { type Argv } from 'yargs';
-import { switchValueProblem, type YargsInternals } from '../../controllers/runtime/flags.js';
-import { VERSION } from '../../controllers/runtime/version.js';
+import { EXIT, InputError, ToolError, type ExitCode } from './errors.js';
+import { switchValueProblem, type YargsInternals } from './flags.js';
+import { VERSION } from './version.js';
 
-export const EXIT = { OK: 0, CHECK_FAILED: 1, BAD_INPUT: 2, INTERNAL: 3 } as const;
-export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
-
-/** A failure to report as lines on stderr, without a stack trace. A failed check unless told otherwise. */
-export class ToolError extends Error {
-  constructor(
-    readonly lines: readonly string[],
-    readonly exitCode: ExitCode = EXIT.CHECK_FAILED,
-  ) {
-    super(lines.join('\n'));
-  }
-}
-
-/** Bad input: exit 2. */
-export class InputError extends ToolError {
-  constructor(lines: readonly string[] | string) {
-    super(typeof lines === 'string' ? [lines] : lines, EXIT.BAD_INPUT);
-  }
-}
+export { EXIT, InputError, ToolError, type ExitCode };
 
 /** File-system errors a user causes (a wrong path) rather than a bug. */
 const USER_ERRNO = new Set(['ENOENT', 'ENOTDIR', 'EISDIR', 'EACCES', 'EPERM', 'EEXIST', 'ENOTEMPTY', 'EROFS']);

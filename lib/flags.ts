@@ -1,4 +1,4 @@
-/** Flag rules the controllers and the command-line tools share. */
+/** Flag rules the controllers and the command-line tools (lib/cli.ts) share. */
 
 /**
  * `--switch=junk` for a boolean flag: yargs reads any value but "true" as
