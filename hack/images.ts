@@ -13,7 +13,7 @@
  *   npm run images                                   build both, print name and digest
  *   npm run images -- address-controller             build one
  *   npm run images -- --push HOST:PORT [--plain-http] [--username U --password-stdin]
- *                                                    push each (synth push's client), tag = the release version
+ *                                                    push each (lib/oci, as synth push), tag = the release version
  *   npm run images -- --stamp                        write the digests into constructs/images.ts
  *   npm run images -- --check                        rebuild; exit 1 when a digest is not the stamped one
  *
@@ -29,15 +29,14 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname, join, relative } from 'node:path';
 import { IMAGES } from '../constructs/images.js';
 import { RELEASE_VERSION } from '../constructs/version.js';
-import { credentialsFrom } from '../synth/registry-auth.js';
-import { pushLayout } from '../synth/push.js';
-import { SynthInputError } from '../synth/overrides.js';
 import { controllerNames, selectControllers } from './build.js';
 import { debianPackage, DEBIAN_LIBRARIES, npmTarball, NODE_RUNTIME } from './images/inputs.js';
 import { ociImage, type ImageConfig, type OciImage } from './images/oci-image.js';
 import { appEntries, baseEntries, debEntries, nodeEntries } from './images/rootfs.js';
-import type { TarEntry } from '../synth/tar.js';
 import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from '../lib/cli.js';
+import { pushLayout } from '../lib/oci/push.js';
+import { authFlags, credentialsFrom } from '../lib/oci/registry-auth.js';
+import type { TarEntry } from '../lib/oci/tar.js';
 import { REPO_ROOT } from './lib/paths.js';
 
 /** The IMAGES key of a controller: address-controller → addressController. */
@@ -175,12 +174,12 @@ export function compareWithStamps(file: string, built: ReadonlyMap<string, strin
 
 export async function main(argv: string[]): Promise<number> {
   const names = controllerNames();
-  const parser = toolParser('images', argv, `[<controller>...] [--out DIR] [--push HOST:PORT [--plain-http] [--username U --password-stdin]] [--stamp] [--check]   (controllers: ${names.join(', ')})`)
-    .option('out', { type: 'string', default: join(REPO_ROOT, 'build', 'images'), describe: 'Where the OCI layouts go, one folder per controller' })
-    .option('push', { type: 'string', describe: 'Registry host[:port] to push each image to' })
-    .option('plain-http', { type: 'boolean', default: false, describe: 'HTTP instead of HTTPS (a registry on loopback)' })
-    .option('username', { type: 'string', describe: 'Registry user (with --password-stdin)' })
-    .option('password-stdin', { type: 'boolean', default: false, describe: 'Read the password or token from stdin' })
+  const parser = authFlags(
+    toolParser('images', argv, `[<controller>...] [--out DIR] [--push HOST:PORT [--plain-http] [--username U --password-stdin]] [--stamp] [--check]   (controllers: ${names.join(', ')})`)
+      .option('out', { type: 'string', default: join(REPO_ROOT, 'build', 'images'), describe: 'Where the OCI layouts go, one folder per controller' })
+      .option('push', { type: 'string', describe: 'Registry host[:port] to push each image to' })
+      .option('plain-http', { type: 'boolean', default: false, describe: 'HTTP instead of HTTPS (a registry on loopback)' }),
+  )
     .option('stamp', { type: 'boolean', default: false, describe: 'Write the built digests into the images file' })
     .option('check', { type: 'boolean', default: false, describe: 'Write nothing; exit 1 when a built digest is not the one stamped in the images file' })
     .option('images-file', { type: 'string', default: join(REPO_ROOT, 'constructs', 'images.ts'), describe: 'The pins --stamp rewrites' })
@@ -229,12 +228,8 @@ export async function main(argv: string[]): Promise<number> {
     let line = `images: ${controller} ${image.manifest.digest} -> ${dir}`;
     if (args.push) {
       const repository = IMAGES[imageKey(controller)].repository.replace(/^[^/]+\//, '');
-      try {
-        const pushed = await pushLayout(dir, { registry: args.push, repository, tag: image.tag, plainHttp: args['plain-http'], credentials });
-        line += `; pushed ${pushed.reference}`;
-      } catch (error) {
-        throw error instanceof SynthInputError ? new InputError(error.message) : error;
-      }
+      const pushed = await pushLayout(dir, { registry: args.push, repository, tag: image.tag, plainHttp: args['plain-http'], credentials });
+      line += `; pushed ${pushed.reference}`;
     }
     if (args.stamp) {
       line += stampDigest(file, controller, image.manifest.digest) ? `; stamped into ${file}` : '; already stamped';

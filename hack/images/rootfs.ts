@@ -4,7 +4,7 @@ import { lstatSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { gunzipSync } from 'fflate';
-import type { TarEntry } from '../../synth/tar.js';
+import type { TarEntry } from '../../lib/oci/tar.js';
 import { EXIT, ToolError } from '../../lib/errors.js';
 
 /** distroless's "nonroot": the chart's runAsNonRoot needs a numeric non-zero user. */

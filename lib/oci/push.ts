@@ -1,14 +1,14 @@
 /**
  * Uploads an OCI image layout to a registry through the distribution API
  * (blob upload, then manifest), then reads it back and checks every digest.
- * A 401 is answered as its challenge asks (synth/registry-auth.ts) and the
- * request sent once more.
+ * A 401 is answered as its challenge asks (lib/oci/registry-auth.ts) and the
+ * request sent once more. `synth push` and `npm run images -- --push` both
+ * push through it; what the registry or the layout refuses is bad input (exit 2).
  */
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OCI_MANIFEST_MEDIA_TYPE, type Descriptor } from './oci.js';
-import { SynthInputError } from './overrides.js';
+import { InputError } from '../errors.js';
+import { digestOf, OCI_MANIFEST_MEDIA_TYPE, type Descriptor } from './layout.js';
 import { RegistryAuth, type Credentials } from './registry-auth.js';
 
 export interface PushOptions {
@@ -33,11 +33,11 @@ export async function pushLayout(layoutDir: string, options: PushOptions): Promi
   const index = readJson(layoutDir, 'index.json') as { manifests?: (Descriptor & { annotations?: Record<string, string> })[] };
   const descriptor = index.manifests?.[0];
   if (!descriptor || index.manifests!.length !== 1) {
-    throw new SynthInputError(`${layoutDir}/index.json: expected exactly one manifest`);
+    throw new InputError(`${layoutDir}/index.json: expected exactly one manifest`);
   }
   const tag = options.tag ?? descriptor.annotations?.['org.opencontainers.image.ref.name'];
   if (!tag || !/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(tag)) {
-    throw new SynthInputError(`push: no valid tag (got ${JSON.stringify(tag)}); pass --tag`);
+    throw new InputError(`push: no valid tag (got ${JSON.stringify(tag)}); pass --tag`);
   }
   const manifestBytes = blob(layoutDir, descriptor.digest);
   const manifest = JSON.parse(manifestBytes.toString('utf8')) as { config: Descriptor; layers: Descriptor[] };
@@ -59,20 +59,20 @@ export async function pushLayout(layoutDir: string, options: PushOptions): Promi
   const put = await request('PUT', `${base}/manifests/${tag}`, manifestBytes, { 'content-type': OCI_MANIFEST_MEDIA_TYPE }, [201]);
   const served = put.headers.get('docker-content-digest');
   if (served && served !== descriptor.digest) {
-    throw new SynthInputError(`push: registry stored the manifest as ${served}, expected ${descriptor.digest}`);
+    throw new InputError(`push: registry stored the manifest as ${served}, expected ${descriptor.digest}`);
   }
 
   // Read back what the registry serves: the same manifest bytes, the same blobs.
   const pulled = await request('GET', `${base}/manifests/${tag}`, undefined, { accept: OCI_MANIFEST_MEDIA_TYPE }, [200]);
-  const pulledDigest = sha256(Buffer.from(await pulled.arrayBuffer()));
+  const pulledDigest = digestOf(Buffer.from(await pulled.arrayBuffer()));
   if (pulledDigest !== descriptor.digest) {
-    throw new SynthInputError(`push: registry serves ${options.repository}:${tag} as ${pulledDigest}, expected ${descriptor.digest}`);
+    throw new InputError(`push: registry serves ${options.repository}:${tag} as ${pulledDigest}, expected ${descriptor.digest}`);
   }
   for (const d of [manifest.config, ...manifest.layers]) {
     const got = await request('GET', `${base}/blobs/${d.digest}`, undefined, {}, [200]);
-    const digest = sha256(Buffer.from(await got.arrayBuffer()));
+    const digest = digestOf(Buffer.from(await got.arrayBuffer()));
     if (digest !== d.digest) {
-      throw new SynthInputError(`push: blob ${d.digest} reads back as ${digest}`);
+      throw new InputError(`push: blob ${d.digest} reads back as ${digest}`);
     }
   }
   return { reference: `${options.registry}/${options.repository}:${tag}`, digest: descriptor.digest };
@@ -91,7 +91,7 @@ async function send(
       return await fetch(url, { method, body, headers: { ...headers, ...auth.header() }, redirect: 'follow' });
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new SynthInputError(`push: ${method} ${url}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
+      throw new InputError(`push: ${method} ${url}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
     }
   };
   let response = await once();
@@ -100,12 +100,12 @@ async function send(
     await auth.answer(response, `${method} ${url}`);
     response = await once();
     if (response.status === 401) {
-      throw new SynthInputError(`push: ${method} ${url}: HTTP 401 again after authenticating: the registry refused ${auth.describe()}`);
+      throw new InputError(`push: ${method} ${url}: HTTP 401 again after authenticating: the registry refused ${auth.describe()}`);
     }
   }
   if (expected && !expected.includes(response.status)) {
     const text = (await response.text()).replace(/\s+/g, ' ').slice(0, 300);
-    throw new SynthInputError(`push: ${method} ${url}: HTTP ${response.status} ${text}`);
+    throw new InputError(`push: ${method} ${url}: HTTP ${response.status} ${text}`);
   }
   return response;
 }
@@ -113,7 +113,7 @@ async function send(
 function readJson(dir: string, file: string): unknown {
   const path = join(dir, file);
   if (!existsSync(path)) {
-    throw new SynthInputError(`push: ${path} not found; run npm run synth first`);
+    throw new InputError(`push: ${path} not found; run npm run synth first`);
   }
   return JSON.parse(readFileSync(path, 'utf8'));
 }
@@ -121,15 +121,11 @@ function readJson(dir: string, file: string): unknown {
 function blob(dir: string, digest: string): Buffer {
   const path = join(dir, 'blobs', 'sha256', digest.replace(/^sha256:/, ''));
   if (!existsSync(path)) {
-    throw new SynthInputError(`push: ${path} not found`);
+    throw new InputError(`push: ${path} not found`);
   }
   const bytes = readFileSync(path);
-  if (sha256(bytes) !== digest) {
-    throw new SynthInputError(`push: ${path} does not match its digest`);
+  if (digestOf(bytes) !== digest) {
+    throw new InputError(`push: ${path} does not match its digest`);
   }
   return bytes;
-}
-
-function sha256(bytes: Uint8Array): string {
-  return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
 }

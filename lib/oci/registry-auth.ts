@@ -1,5 +1,5 @@
 /**
- * Registry authentication for `synth push`, the way docker, crane and oras do it:
+ * Registry authentication for pushing (lib/oci/push.ts), the way docker, crane and oras do it:
  *
  * - credentials from `--username` + `--password-stdin`, else the docker config
  *   (`$DOCKER_CONFIG/config.json`, default `~/.docker/config.json`): `auths`
@@ -17,7 +17,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Argv } from 'yargs';
-import { SynthInputError } from './overrides.js';
+import { InputError } from '../errors.js';
 
 export interface Credentials {
   readonly username?: string;
@@ -28,13 +28,20 @@ export interface Credentials {
   readonly source: string;
 }
 
-/** The registry and authentication flags of `synth push`. */
-export function pushFlags<T>(parser: Argv<T>) {
+/** The authentication flags of every push (`synth push`, `npm run images -- --push`); credentialsFrom reads them. */
+export function authFlags<T>(parser: Argv<T>) {
   return parser
-    .option('registry', { type: 'string', demandOption: true, describe: 'Registry host[:port]' })
-    .option('plain-http', { type: 'boolean', default: false, describe: 'HTTP instead of HTTPS (a registry on loopback)' })
     .option('username', { type: 'string', describe: 'Registry user (with --password-stdin)' })
     .option('password-stdin', { type: 'boolean', default: false, describe: 'Read the password or token from stdin' });
+}
+
+/** The registry and authentication flags of `synth push`. */
+export function pushFlags<T>(parser: Argv<T>) {
+  return authFlags(
+    parser
+      .option('registry', { type: 'string', demandOption: true, describe: 'Registry host[:port]' })
+      .option('plain-http', { type: 'boolean', default: false, describe: 'HTTP instead of HTTPS (a registry on loopback)' }),
+  );
 }
 
 interface AuthArgs {
@@ -47,16 +54,16 @@ interface AuthArgs {
 export async function credentialsFrom(args: AuthArgs, env: NodeJS.ProcessEnv = process.env, stdin: () => Promise<string> = readStdin): Promise<Credentials | undefined> {
   if (args['password-stdin']) {
     if (!args.username) {
-      throw new SynthInputError('push: --password-stdin needs --username');
+      throw new InputError('push: --password-stdin needs --username');
     }
     const password = (await stdin()).replace(/\r?\n$/, '');
     if (!password) {
-      throw new SynthInputError('push: --password-stdin read an empty password');
+      throw new InputError('push: --password-stdin read an empty password');
     }
     return { username: args.username, password, source: '--username/--password-stdin' };
   }
   if (args.username) {
-    throw new SynthInputError('push: --username needs --password-stdin (a password on the command line would land in shell history)');
+    throw new InputError('push: --username needs --password-stdin (a password on the command line would land in shell history)');
   }
   return dockerConfigCredentials(args.registry, env);
 }
@@ -77,7 +84,7 @@ export function dockerConfigCredentials(registry: string, env: NodeJS.ProcessEnv
   try {
     config = JSON.parse(readFileSync(file, 'utf8')) as DockerConfig;
   } catch (error) {
-    throw new SynthInputError(`push: ${file}: not JSON: ${(error as Error).message}`);
+    throw new InputError(`push: ${file}: not JSON: ${(error as Error).message}`);
   }
   const helper = config.credHelpers?.[registry] ?? config.credsStore;
   const entry = Object.entries(config.auths ?? {}).find(([key]) => registryHost(key) === registry)?.[1];
@@ -90,7 +97,7 @@ export function dockerConfigCredentials(registry: string, env: NodeJS.ProcessEnv
       const decoded = Buffer.from(entry.auth, 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
       if (colon < 0) {
-        throw new SynthInputError(`push: ${source}.auth: not base64 of user:password`);
+        throw new InputError(`push: ${source}.auth: not base64 of user:password`);
       }
       return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1), source };
     }
@@ -110,7 +117,7 @@ function helperCredentials(helper: string, registry: string, file: string): Cred
   const program = `docker-credential-${helper}`;
   const result = spawnSync(program, ['get'], { input: registry, encoding: 'utf8' });
   if (result.error) {
-    throw new SynthInputError(`push: ${file} names credential helper ${helper}, but ${program} cannot run: ${(result.error as NodeJS.ErrnoException).code}`);
+    throw new InputError(`push: ${file} names credential helper ${helper}, but ${program} cannot run: ${(result.error as NodeJS.ErrnoException).code}`);
   }
   if (result.status !== 0) {
     // "credentials not found in native keychain": go anonymous, as docker does.
@@ -208,14 +215,14 @@ export class RegistryAuth {
     }
     if (basic) {
       if (!this.credentials?.username || this.credentials.password === undefined) {
-        throw new SynthInputError(
+        throw new InputError(
           `push: ${what}: the registry wants a user and password (Basic) and there are ${this.credentials ? 'none usable in ' + this.credentials.source : 'none'}: pass --username U --password-stdin, or docker login`,
         );
       }
       this.authorization = `Basic ${Buffer.from(`${this.credentials.username}:${this.credentials.password}`).toString('base64')}`;
       return;
     }
-    throw new SynthInputError(`push: ${what}: HTTP 401 with no challenge this client answers (WWW-Authenticate: ${JSON.stringify(header)}; tried ${who})`);
+    throw new InputError(`push: ${what}: HTTP 401 with no challenge this client answers (WWW-Authenticate: ${JSON.stringify(header)}; tried ${who})`);
   }
 
   /** A token from the realm: GET with Basic (or anonymous), or POST a refresh token (OAuth2). */
@@ -245,16 +252,16 @@ export class RegistryAuth {
       }
     } catch (error) {
       const cause = (error as { cause?: { code?: string } }).cause;
-      throw new SynthInputError(`push: ${what}: token service ${realm}: ${cause?.code ?? (error as Error).message}`);
+      throw new InputError(`push: ${what}: token service ${realm}: ${cause?.code ?? (error as Error).message}`);
     }
     if (!response.ok) {
       const who = this.credentials ? `with the credentials from ${this.credentials.source}` : 'anonymously (no credentials: pass --username U --password-stdin, or docker login)';
-      throw new SynthInputError(`push: ${what}: token service ${realm} refused ${scopes.join(' ')} ${who}: HTTP ${response.status}`);
+      throw new InputError(`push: ${what}: token service ${realm} refused ${scopes.join(' ')} ${who}: HTTP ${response.status}`);
     }
     const body = (await response.json()) as { token?: string; access_token?: string };
     const token = body.token ?? body.access_token;
     if (!token) {
-      throw new SynthInputError(`push: ${what}: token service ${realm} answered without a token`);
+      throw new InputError(`push: ${what}: token service ${realm} answered without a token`);
     }
     this.tokens.set(key, token);
     return token;
