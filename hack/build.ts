@@ -1,7 +1,7 @@
 /**
  * `npm run build`: bundles each controller entrypoint into one ESM file under
  * build/<controller>/main.mjs (git-ignored; dist/ holds only the synthesized
- * artifact). The Dockerfiles copy these bundles into a distroless Node image.
+ * artifact). controllers/Dockerfile copies one into a distroless Node image.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

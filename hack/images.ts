@@ -5,7 +5,7 @@
  *   layer 1  glibc and the C++ runtime from Debian packages, /etc/passwd with nonroot (65532), /tmp
  *   layer 2  the Node runtime (/nodejs/bin/node) from the npm registry
  *   layer 3  the controller's esbuild bundle (/app, npm run build)
- *   config   USER, ENTRYPOINT, CMD, EXPOSE and WORKDIR read from the controller's Dockerfile
+ *   config   USER, ENTRYPOINT, CMD, EXPOSE and WORKDIR read from controllers/Dockerfile (one for both)
  *
  * Every input is pinned (hack/images/inputs.ts) and every byte is a function
  * of them: two builds give one digest.
@@ -47,6 +47,9 @@ export function imageKey(controller: string): keyof typeof IMAGES {
   }
   return key as keyof typeof IMAGES;
 }
+
+/** The controllers' one Dockerfile (`--build-arg CONTROLLER=<name>`): an input of every image's config. */
+export const DOCKERFILE = join(REPO_ROOT, 'controllers', 'Dockerfile');
 
 /** USER, ENTRYPOINT, CMD, EXPOSE and WORKDIR of the runtime stage of a Dockerfile. */
 export function dockerfileConfig(dockerfile: string): Omit<ImageConfig, 'env' | 'labels'> {
@@ -91,7 +94,7 @@ export function controllerImage(controller: string): OciImage {
   }
   const { base, node } = runtimeLayers();
   const config: ImageConfig = {
-    ...dockerfileConfig(join(REPO_ROOT, 'controllers', controller, 'Dockerfile')),
+    ...dockerfileConfig(DOCKERFILE),
     env: ['PATH=/nodejs/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', `NODE_VERSION=${NODE_RUNTIME.version}`],
     labels: {
       'org.opencontainers.image.title': controller,

