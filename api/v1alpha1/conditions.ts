@@ -12,7 +12,6 @@ export const CONDITION = {
   /** Whether the claim holds every address it asks for. */
   bound: 'Bound',
 } as const;
-export type ConditionType = (typeof CONDITION)[keyof typeof CONDITION];
 
 /** Why ClassResolved is False; `Resolved` when it is True. */
 export const CLASS_RESOLUTION = {

@@ -4,9 +4,7 @@ export const ADDRESS_PHASES = ['Pending', 'Available', 'Bound', 'Released', 'Con
 export type AddressPhase = (typeof ADDRESS_PHASES)[number];
 
 export const CLAIM_PHASES = ['Pending', 'Bound', 'Lost'] as const;
-export type ClaimPhase = (typeof CLAIM_PHASES)[number];
 
 export const ADDRESS_FAMILIES = ['IPv4', 'IPv6', 'Dual'] as const;
-export type AddressFamily = (typeof ADDRESS_FAMILIES)[number];
 
 export const RECLAIM_POLICIES = ['Retain', 'Delete'] as const;

@@ -287,7 +287,7 @@ export class DriverClaimReconciler {
   }
 }
 
-export function withPlaceholderMeta(service: V1Service, labels: Record<string, string>, annotations: Record<string, string>): V1Service {
+function withPlaceholderMeta(service: V1Service, labels: Record<string, string>, annotations: Record<string, string>): V1Service {
   return {
     ...service,
     metadata: {

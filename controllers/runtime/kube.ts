@@ -19,10 +19,6 @@ export function isAlreadyExists(error: unknown): boolean {
   return error instanceof k8s.ApiException && error.code === 409 && String(error.body).includes('AlreadyExists');
 }
 
-export function isGone(error: unknown): boolean {
-  return error instanceof k8s.ApiException && error.code === 410;
-}
-
 /** What the apiserver said: the `message` of its Status body, else the error's own text. */
 export function apiMessage(error: unknown): string {
   if (error instanceof k8s.ApiException) {
