@@ -203,11 +203,16 @@ function quotaRefusals(world: AdoptionWorld, adoptions: readonly ServiceAdoption
   const refusals: string[] = [];
   for (const [namespace, count] of [...fresh].sort(([a], [b]) => a.localeCompare(b))) {
     for (const quota of world.quotas(namespace)) {
-      const hard = quota.status?.hard?.[CLAIM_QUOTA_RESOURCE] ?? quota.spec?.hard?.[CLAIM_QUOTA_RESOURCE];
-      if (hard === undefined) {
+      if (quota.spec?.hard?.[CLAIM_QUOTA_RESOURCE] === undefined) {
         continue;
       }
-      const left = Number(hard) - Number(quota.status?.used?.[CLAIM_QUOTA_RESOURCE] ?? 0);
+      const hard = quota.status?.hard?.[CLAIM_QUOTA_RESOURCE];
+      if (hard === undefined || quota.status?.used?.[CLAIM_QUOTA_RESOURCE] === undefined) {
+        // The apiserver refuses every claim in the namespace until the quota controller has counted.
+        refusals.push(`${namespace}: ResourceQuota ${quota.metadata?.name} has not been counted yet (its status has no usage of claims yet); adopt again in a moment`);
+        continue;
+      }
+      const left = Number(hard) - Number(quota.status!.used![CLAIM_QUOTA_RESOURCE]);
       if (count > left) {
         refusals.push(
           `${namespace}: ${count} claim${count === 1 ? '' : 's'} to adopt, but ResourceQuota ${quota.metadata?.name} admits ${Math.max(left, 0)} more (${CLAIM_QUOTA_RESOURCE}: ${hard})`,

@@ -128,6 +128,11 @@ describe('planAdoption', () => {
     };
     const plan = planAdoption(world([lb('tenant-a', 'a', ['192.0.2.1']), lb('tenant-a', 'b', ['192.0.2.2'])], { quotas: () => [quota] }));
     expect(plan).toEqual({ ok: false, refusals: ['tenant-a: 2 claims to adopt, but ResourceQuota q admits 1 more (count/ipaddressclaims.local.sdn.cozystack.io: 2)'] });
+    const uncounted: V1ResourceQuota = { metadata: { name: 'fresh' }, spec: quota.spec };
+    expect(planAdoption(world([lb('tenant-a', 'a', ['192.0.2.1'])], { quotas: () => [uncounted] }))).toEqual({
+      ok: false,
+      refusals: ['tenant-a: ResourceQuota fresh has not been counted yet (its status has no usage of claims yet); adopt again in a moment'],
+    });
   });
 
   it('recognises its own half-done work: a rerun keeps the recorded keys and calls a finished Service complete', () => {
