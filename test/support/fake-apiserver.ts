@@ -1,14 +1,16 @@
 /**
  * A tiny HTTP stand-in for the few apiserver endpoints the controller runtime
  * speaks, for unit tests of the informer, leader election and events (the e2e
- * runs them against a real kube-apiserver). Objects are kept per path, with a
- * resourceVersion counter; an update carrying a stale resourceVersion is
- * refused with 409 Conflict, as the apiserver does. Watches are scripted by the
- * test: each watch request takes the next script and streams its events.
+ * runs them against a real kube-apiserver). Objects are kept per path and
+ * written under the apiserver's rules (object-store.ts: a fresh resourceVersion
+ * on every write, 409 Conflict on a stale one, 409 AlreadyExists on a create of
+ * an existing name). Watches are scripted by the test: each watch request takes
+ * the next script and streams its events.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
+import { apiError, ObjectRules } from './object-store.js';
 
 export interface WatchRequest {
   readonly path: string;
@@ -26,7 +28,7 @@ export class FakeApiserver {
   readonly watches: WatchRequest[] = [];
   readonly requests: { method: string; path: string }[] = [];
   private readonly scripts: WatchScript[] = [];
-  private revision = 100;
+  private readonly rules = new ObjectRules(100);
   private server!: Server;
   private readonly open = new Set<ServerResponse>();
   /** TCP connections accepted: what a keep-alive client saves. */
@@ -64,7 +66,7 @@ export class FakeApiserver {
   }
 
   nextRevision(): string {
-    return String(++this.revision);
+    return this.rules.nextRevision();
   }
 
   async stop(): Promise<void> {
@@ -106,36 +108,29 @@ export class FakeApiserver {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(object));
     };
-    const status = (code: number, reason: string, message: string) =>
-      reply(code, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
     const path = url.pathname;
-    if (req.method === 'GET') {
-      const object = this.objects.get(path);
-      return object ? reply(200, object) : status(404, 'NotFound', `${path} not found`);
-    }
-    if (req.method === 'POST') {
-      const object = JSON.parse(body) as StoredObject;
-      const item = `${path}/${object.metadata.name}`;
-      if (this.objects.has(item)) {
-        return status(409, 'AlreadyExists', `${item} already exists`);
+    try {
+      if (req.method === 'GET') {
+        const object = this.objects.get(path);
+        if (!object) {
+          throw apiError(404, 'NotFound', `${path} not found`);
+        }
+        return reply(200, object);
       }
-      object.metadata.resourceVersion = this.nextRevision();
-      this.objects.set(item, object);
-      return reply(201, object);
-    }
-    if (req.method === 'PUT') {
-      const object = JSON.parse(body) as StoredObject;
-      const current = this.objects.get(path);
-      if (!current) {
-        return status(404, 'NotFound', `${path} not found`);
+      if (req.method === 'POST') {
+        const object = JSON.parse(body) as StoredObject;
+        return reply(201, this.rules.create(this.objects, `${path}/${object.metadata.name}`, object, path));
       }
-      if (object.metadata.resourceVersion !== current.metadata.resourceVersion) {
-        return status(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again');
+      if (req.method === 'PUT') {
+        return reply(200, this.rules.update(this.objects, path, JSON.parse(body) as StoredObject, path, 'main'));
       }
-      object.metadata.resourceVersion = this.nextRevision();
-      this.objects.set(path, object);
-      return reply(200, object);
+      throw apiError(405, 'MethodNotAllowed', `${req.method} ${path}`);
+    } catch (error) {
+      // A refusal goes back as the apiserver's Status.
+      if (error instanceof k8s.ApiException) {
+        return reply(error.code, JSON.parse(error.body as string));
+      }
+      throw error;
     }
-    status(405, 'MethodNotAllowed', `${req.method} ${path}`);
   }
 }

@@ -1,20 +1,22 @@
 /**
- * An in-memory cluster for the driver's pure reconcile-logic unit tests only:
- * AlreadyExists on create, 409 Conflict on an update whose resourceVersion is
- * not the stored one (a fresh resourceVersion on every write), status written
- * only through the status call,
- * finalizer-aware deletion, and a record of every write in order (to check the
- * handoff order). MetalLB is simulated by `assign`, which writes a Service's
- * status.loadBalancer.ingress as MetalLB would. Real behaviour: test/e2e.
+ * An in-memory cluster for the driver's pure reconcile-logic unit tests only,
+ * under the apiserver's write rules (object-store.ts: AlreadyExists on create,
+ * 409 Conflict on an update whose resourceVersion is not the stored one,
+ * status written only through the status call, finalizer-aware deletion) and
+ * its name rules for what the driver creates, with a record of every write in
+ * order (to check the handoff order). MetalLB is simulated by `assign`, which writes a
+ * Service's status.loadBalancer.ingress as MetalLB would. Real behaviour:
+ * test/e2e.
  */
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import type { V1Service } from '@kubernetes/client-node';
-import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../api/v1alpha1/index.js';
+import { GROUP, type IPAddress, type IPAddressClaim, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import type { DriverStore, MetallbObject } from '../../controllers/metallb-iad/store.js';
 import { poolName } from '../../controllers/metallb-iad/names.js';
 import { backingPoolName } from '../../controllers/metallb-iad/class-parameters.js';
 import { ingressIps } from '../../controllers/metallb-iad/services.js';
 import { CLAIM_NAMESPACE_ANNOTATION, CLAIM_NAME_ANNOTATION, IP_ADDRESS_LABEL, PLACEHOLDER_LABEL } from '../../controllers/metallb-iad/well-known.js';
+import { apiError, notFound, ObjectRules, RESOURCE } from './object-store.js';
 
 /** A Map that keeps secondary indexes current, so lookups cost what the real informer indexes cost. */
 export class IndexedMap<V> extends Map<string, V> {
@@ -68,20 +70,7 @@ export class IndexedMap<V> extends Map<string, V> {
   }
 }
 
-const error = (code: number, reason: string, message: string) => new k8s.ApiException(code, message, JSON.stringify({ reason, message }), {});
 const clone = <T>(o: T): T => structuredClone(o);
-
-/** The apiserver's optimistic concurrency: an update names the resourceVersion it read, or is refused. */
-function fresh<T extends { metadata?: k8s.V1ObjectMeta }>(stored: T, update: { metadata?: k8s.V1ObjectMeta }, resource: string): T {
-  const given = update.metadata?.resourceVersion;
-  if (!given) {
-    throw error(422, 'Invalid', `${resource} "${update.metadata?.name}" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`);
-  }
-  if (given !== stored.metadata?.resourceVersion) {
-    throw error(409, 'Conflict', `Operation cannot be fulfilled on ${resource} "${update.metadata?.name}": the object has been modified; please apply your changes to the latest version and try again`);
-  }
-  return stored;
-}
 
 export class InMemoryDriverCluster implements DriverStore {
   readonly classes = new Map<string, IPAddressClass>();
@@ -104,8 +93,7 @@ export class InMemoryDriverCluster implements DriverStore {
   /** MetalLB's ConfigurationState objects, as the test sets them. */
   readonly states: MetallbObject[] = [];
   readonly log: string[] = [];
-  private uid = 0;
-  private rv = 0;
+  private readonly rules = new ObjectRules();
   /** Fail the next write whose log line starts with this prefix (a crash between steps)... */
   failNext: string | undefined;
   /** ...after letting this many matching writes through first. */
@@ -121,7 +109,7 @@ export class InMemoryDriverCluster implements DriverStore {
   /** The stored object changed by someone else: a new resourceVersion, as any write gives it. */
   touch<T extends { metadata?: k8s.V1ObjectMeta }>(object: T, change: (o: T) => void = () => {}): T {
     change(object);
-    return this.stamp(object);
+    return this.rules.stamp(object);
   }
 
   constructor(
@@ -130,16 +118,16 @@ export class InMemoryDriverCluster implements DriverStore {
   ) {}
 
   putClass(c: IPAddressClass) {
-    this.classes.set(c.metadata.name!, this.stamp(clone(c)));
+    this.classes.set(c.metadata.name!, this.rules.stamp(clone(c)));
   }
   putClaim(c: IPAddressClaim) {
-    this.claims.set(`${c.metadata.namespace}/${c.metadata.name}`, this.stamp(clone(c)));
+    this.claims.set(`${c.metadata.namespace}/${c.metadata.name}`, this.rules.stamp(clone(c)));
   }
   putAddress(a: IPAddress) {
-    this.addresses.set(a.metadata.name!, this.stamp(clone(a)));
+    this.addresses.set(a.metadata.name!, this.rules.stamp(clone(a)));
   }
   putService(s: V1Service) {
-    this.services.set(`${s.metadata!.namespace}/${s.metadata!.name}`, this.stamp(clone(s)) as V1Service);
+    this.services.set(`${s.metadata!.namespace}/${s.metadata!.name}`, this.rules.stamp(clone(s)) as V1Service);
   }
   /** MetalLB's side: give a Service an ingress IP. */
   assign(namespace: string, name: string, ip: string) {
@@ -149,13 +137,7 @@ export class InMemoryDriverCluster implements DriverStore {
   }
   /** kubectl delete of an address. */
   deleteAddressRequest(name: string) {
-    const a = this.addresses.get(name)!;
-    if (a.metadata.finalizers?.length) {
-      a.metadata.deletionTimestamp = new Date('2026-01-01T00:00:00Z');
-      this.addresses.touch(name);
-    } else {
-      this.addresses.delete(name);
-    }
+    this.rules.delete(this.addresses, name, RESOURCE.IPAddress, name);
   }
   placeholders(): V1Service[] {
     return [...this.services.values()].filter((s) => s.metadata?.namespace === this.placeholderNamespace && s.metadata.labels?.[PLACEHOLDER_LABEL] === 'true');
@@ -225,24 +207,11 @@ export class InMemoryDriverCluster implements DriverStore {
   }
   async updateClaimStatus(claim: IPAddressClaim) {
     const key = `${claim.metadata.namespace}/${claim.metadata.name}`;
-    const stored = this.claims.get(key);
-    if (!stored) {
-      throw error(404, 'NotFound', `ipaddressclaims "${claim.metadata.name}" not found`);
-    }
-    this.record(`status IPAddressClaim/${key}`);
-    fresh(stored, claim, 'ipaddressclaims');
-    this.claims.set(key, this.stamp({ ...clone(stored), status: clone(claim.status) }));
-    return clone(this.claims.get(key)!);
+    return this.rules.update(this.claims, key, claim, RESOURCE.IPAddressClaim, 'status', () => this.record(`status IPAddressClaim/${key}`));
   }
   async updateClassStatus(ipClass: IPAddressClass) {
-    const stored = this.classes.get(ipClass.metadata.name!);
-    if (!stored) {
-      throw error(404, 'NotFound', `ipaddressclasses "${ipClass.metadata.name}" not found`);
-    }
-    this.record(`status IPAddressClass/${ipClass.metadata.name}`);
-    fresh(stored, ipClass, 'ipaddressclasses');
-    this.classes.set(ipClass.metadata.name!, this.stamp({ ...clone(stored), status: clone(ipClass.status) }));
-    return clone(this.classes.get(ipClass.metadata.name!)!);
+    const name = ipClass.metadata.name!;
+    return this.rules.update(this.classes, name, ipClass, RESOURCE.IPAddressClass, 'status', () => this.record(`status IPAddressClass/${name}`));
   }
 
   async apply(object: MetallbObject, _current: MetallbObject | undefined) {
@@ -251,74 +220,49 @@ export class InMemoryDriverCluster implements DriverStore {
   }
   async createService(service: V1Service) {
     const key = `${service.metadata!.namespace}/${service.metadata!.name}`;
-    // The apiserver's name rule for Services (a DNS-1035 label).
+    // The apiserver's name rule for Services (a DNS-1035 label), spelled apart from api/names.ts, which the driver names by.
     if (!/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/.test(service.metadata!.name ?? '')) {
-      throw error(422, 'Invalid', `Service "${service.metadata!.name}" is invalid: metadata.name: Invalid value`);
+      throw apiError(422, 'Invalid', `Service "${service.metadata!.name}" is invalid: metadata.name: Invalid value`);
     }
     for (const [key, value] of Object.entries(service.metadata?.labels ?? {})) {
       if (!/^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/.test(value)) {
-        throw error(422, 'Invalid', `Service "${service.metadata!.name}" is invalid: metadata.labels: Invalid value: "${value}" (${key})`);
+        throw apiError(422, 'Invalid', `Service "${service.metadata!.name}" is invalid: metadata.labels: Invalid value: "${value}" (${key})`);
       }
     }
-    if (this.services.has(key)) {
-      throw error(409, 'AlreadyExists', `services "${service.metadata!.name}" already exists`);
-    }
-    this.record(`create Service/${key}`);
-    this.services.set(key, this.stamp(clone(service)) as V1Service);
-    return clone(this.services.get(key)!);
+    return this.rules.create(this.services, key, service, 'services', () => this.record(`create Service/${key}`));
   }
   async updateService(service: V1Service) {
     const key = `${service.metadata!.namespace}/${service.metadata!.name}`;
-    const current = this.services.get(key);
-    if (!current) {
-      throw error(404, 'NotFound', `services "${service.metadata!.name}" not found`);
-    }
-    this.record(`update Service/${key}`);
-    fresh(this.services.get(key)!, service, 'services');
-    this.services.set(key, this.stamp({ ...clone(service), status: current.status }));
-    return clone(this.services.get(key)!);
+    return this.rules.update(this.services, key, service, 'services', 'main', () => this.record(`update Service/${key}`));
   }
   async deleteService(namespace: string, name: string) {
     this.record(`delete Service/${namespace}/${name}`);
     this.services.delete(`${namespace}/${name}`);
   }
   async createAddress(address: IPAddress) {
+    const name = address.metadata.name ?? '';
     // The apiserver's name rule for cluster-scoped custom resources (a DNS subdomain).
-    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(address.metadata.name ?? '')) {
-      throw error(422, 'Invalid', `IPAddress.local.sdn.cozystack.io "${address.metadata.name}" is invalid: metadata.name: Invalid value`);
+    if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name)) {
+      throw apiError(422, 'Invalid', `IPAddress.${GROUP} "${name}" is invalid: metadata.name: Invalid value`);
     }
-    if (this.addresses.has(address.metadata.name!)) {
-      throw error(409, 'AlreadyExists', `ipaddresses "${address.metadata.name}" already exists`);
-    }
-    this.record(`create IPAddress/${address.metadata.name}`);
-    this.addresses.set(address.metadata.name!, this.stamp(clone(address)));
-    return clone(this.addresses.get(address.metadata.name!)!);
+    return this.rules.create(this.addresses, name, address, RESOURCE.IPAddress, () => this.record(`create IPAddress/${name}`));
   }
   async getAddress(name: string) {
     const a = this.addresses.get(name);
     if (!a) {
-      throw error(404, 'NotFound', `ipaddresses "${name}" not found`);
+      throw notFound(RESOURCE.IPAddress, name);
     }
     return clone(a);
   }
   async updateAddress(address: IPAddress) {
-    await this.getAddress(address.metadata.name!);
-    this.record(`update IPAddress/${address.metadata.name}`);
-    const current = fresh(this.addresses.get(address.metadata.name!)!, address, 'ipaddresses');
-    const next = this.stamp({ ...clone(address), status: current.status, metadata: { ...clone(address.metadata), deletionTimestamp: current.metadata.deletionTimestamp } });
-    if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
-      this.addresses.delete(address.metadata.name!);
-    } else {
-      this.addresses.set(address.metadata.name!, next);
-    }
-    return clone(next);
+    const name = address.metadata.name!;
+    return this.rules.update(this.addresses, name, address, RESOURCE.IPAddress, 'main', () => this.record(`update IPAddress/${name}`));
   }
   async updateAddressStatus(address: IPAddress) {
-    await this.getAddress(address.metadata.name!);
-    this.record(`status IPAddress/${address.metadata.name} ${JSON.stringify(address.status)}`);
-    const current = fresh(this.addresses.get(address.metadata.name!)!, address, 'ipaddresses');
-    this.addresses.set(address.metadata.name!, this.stamp({ ...clone(current), status: clone(address.status) }));
-    return clone(this.addresses.get(address.metadata.name!)!);
+    const name = address.metadata.name!;
+    return this.rules.update(this.addresses, name, address, RESOURCE.IPAddress, 'status', () =>
+      this.record(`status IPAddress/${name} ${JSON.stringify(address.status)}`),
+    );
   }
 
   private record(line: string) {
@@ -333,11 +277,5 @@ export class InMemoryDriverCluster implements DriverStore {
       throw new Error(`simulated crash before: ${line}`);
     }
     this.log.push(line);
-  }
-
-  private stamp<T extends { metadata?: k8s.V1ObjectMeta }>(o: T): T {
-    o.metadata!.uid ??= `uid-${++this.uid}`;
-    o.metadata!.resourceVersion = String(++this.rv);
-    return o;
   }
 }

@@ -1,40 +1,52 @@
 /**
- * An in-memory object store for pure reconcile-logic unit tests only: it
- * mimics the API server's optimistic concurrency (resourceVersion; 409 on a
- * stale write), the status subresource split, finalizer-aware deletion and
- * generation bumps. Real API behaviour is covered by test/e2e.
+ * An in-memory object store for the core's pure reconcile-logic unit tests
+ * only, under the apiserver's write rules (object-store.ts: resourceVersion
+ * and 409 on a stale write, the status subresource split, finalizer-aware
+ * deletion, generation bumps). Real API behaviour is covered by test/e2e.
  */
-import * as k8s from '@kubernetes/client-node';
 import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../api/v1alpha1/index.js';
 import { CandidateIndex } from '../../controllers/address-controller/candidates.js';
 import type { Family } from '../../api/ip.js';
 import type { AddressStore } from '../../controllers/address-controller/store.js';
 import type { EventRecorder, EventType } from '../../controllers/runtime/events.js';
 import type { KubeObject } from '../../controllers/runtime/kube.js';
+import { ObjectRules, RESOURCE, type Shelf } from './object-store.js';
 
 type Obj = IPAddress | IPAddressClaim | IPAddressClass;
 
-const apiError = (code: number, message: string) => new k8s.ApiException(code, message, JSON.stringify({ message }), {});
-
 export class InMemoryAddressStore implements AddressStore {
   private readonly objects = new Map<string, Obj>();
-  private rv = 0;
-  private uid = 0;
+  private readonly rules = new ObjectRules();
   private readonly index = new CandidateIndex();
+  /** The objects as the rules write them: the candidate index follows every IPAddress written or removed. */
+  private readonly shelf: Shelf<Obj> = {
+    get: (key) => this.objects.get(key),
+    has: (key) => this.objects.has(key),
+    set: (key, object) => {
+      this.objects.set(key, object);
+      if (object.kind === 'IPAddress') {
+        this.index.upsert(object);
+      }
+    },
+    delete: (key) => {
+      const object = this.objects.get(key);
+      this.objects.delete(key);
+      if (object?.kind === 'IPAddress') {
+        this.index.remove(object.metadata.name!);
+      }
+    },
+  };
   /** Writes by kind and verb, to assert idempotence. */
   readonly writes: string[] = [];
-  /** Fails the next write to this key with 409 once, after applying `beforeFail`. */
+  /** Another writer's change, made just before the next write to this key reads the stored resourceVersion. */
   private conflictOnce = new Map<string, () => void>();
   /** Writes land a turn of the event loop later, as over the network: concurrent passes interleave. */
   slowWrites = false;
 
   put<T extends Obj>(object: T): T {
     const stored = structuredClone(object) as T;
-    stored.metadata.resourceVersion = String(++this.rv);
-    stored.metadata.uid ??= `uid-${++this.uid}`;
     stored.metadata.generation ??= 1;
-    this.objects.set(this.key(stored), stored);
-    this.reindex(stored);
+    this.shelf.set(this.key(stored), this.rules.stamp(stored));
     return structuredClone(stored);
   }
 
@@ -43,26 +55,14 @@ export class InMemoryAddressStore implements AddressStore {
     return o ? (structuredClone(o) as T) : undefined;
   }
 
-  /** Simulates another writer winning the race for `kind/name`: the next write there gets 409. */
+  /** Simulates another writer winning the race for `kind/name`: `change` writes it, so the next write there gets 409. */
   interfere(kind: Obj['kind'], name: string, namespace: string | undefined, change: () => void): void {
     this.conflictOnce.set(`${kind}/${namespace ?? ''}/${name}`, change);
   }
 
   /** kubectl delete: sets deletionTimestamp when finalizers remain, else removes. */
   requestDelete(kind: Obj['kind'], name: string, namespace?: string): void {
-    const key = `${kind}/${namespace ?? ''}/${name}`;
-    const o = this.objects.get(key);
-    if (!o) {
-      throw apiError(404, `${kind} ${name} not found`);
-    }
-    if (o.metadata.finalizers?.length) {
-      o.metadata.deletionTimestamp ??= new Date('2026-01-01T00:00:00Z');
-      o.metadata.resourceVersion = String(++this.rv);
-      this.reindex(o);
-    } else {
-      this.objects.delete(key);
-      this.index.remove(o.metadata.name!);
-    }
+    this.rules.delete(this.shelf, `${kind}/${namespace ?? ''}/${name}`, RESOURCE[kind], name);
   }
 
   claim(namespace: string, name: string) {
@@ -113,38 +113,10 @@ export class InMemoryAddressStore implements AddressStore {
     }
     const key = this.key(object);
     const interference = this.conflictOnce.get(key);
-    if (interference) {
-      this.conflictOnce.delete(key);
-      interference();
-      throw apiError(409, `the object has been modified; please apply your changes to the latest version`);
-    }
-    const stored = this.objects.get(key) as T | undefined;
-    if (!stored) {
-      throw apiError(404, `${object.kind} ${object.metadata.name} not found`);
-    }
-    if (stored.metadata.resourceVersion !== object.metadata.resourceVersion) {
-      throw apiError(409, `the object has been modified; please apply your changes to the latest version`);
-    }
+    this.conflictOnce.delete(key);
+    const written = this.rules.update<Obj>(this.shelf, key, object, RESOURCE[object.kind], part, interference) as T;
     this.writes.push(`${part === 'status' ? 'status' : 'update'} ${object.kind}/${object.metadata.name}`);
-    const next = structuredClone(stored) as T & { status?: unknown };
-    if (part === 'status') {
-      (next as { status?: unknown }).status = structuredClone((object as { status?: unknown }).status);
-    } else {
-      if (JSON.stringify(stored.spec) !== JSON.stringify(object.spec)) {
-        next.metadata.generation = (stored.metadata.generation ?? 1) + 1;
-      }
-      next.spec = structuredClone(object.spec) as never;
-      next.metadata = { ...structuredClone(object.metadata), generation: next.metadata.generation, uid: stored.metadata.uid, deletionTimestamp: stored.metadata.deletionTimestamp };
-    }
-    next.metadata.resourceVersion = String(++this.rv);
-    if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
-      this.objects.delete(key);
-      this.index.remove(next.metadata.name!);
-      return structuredClone(next);
-    }
-    this.objects.set(key, next);
-    this.reindex(next);
-    return structuredClone(next);
+    return written;
   }
 
   private all<T extends Obj>(kind: T['kind']): T[] {
@@ -153,12 +125,6 @@ export class InMemoryAddressStore implements AddressStore {
 
   private key(o: Obj): string {
     return `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-  }
-
-  private reindex(o: Obj): void {
-    if (o.kind === 'IPAddress') {
-      this.index.upsert(o);
-    }
   }
 }
 
