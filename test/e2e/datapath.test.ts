@@ -19,7 +19,9 @@ import { start, type Started } from './support/processes.js';
 import type { StreamResult } from './support/lab/agents/client-protocol.js';
 import { labUnavailable, startLab, type Lab } from './support/lab/lab.js';
 import { ip, LAB_PREFIX, LAB_STATE, listNamespaces, removeNamespace } from './support/lab/netns.js';
-import { attach, dataPathFailures, deleteService, describeStream, failureTimeline, reattach, releaseTail, underStream, type FaultStream } from './support/lab/measure.js';
+import { attach, dataPathFailures, deleteService, describeStream, failureTimeline, reattach, releaseTail, STREAM_TIMEOUT_MS, underStream, type FaultStream } from './support/lab/measure.js';
+import type { Family } from './support/lab/workloads.js';
+import { adopt, undo, type AdoptOptions } from '../../hack/adopt.js';
 import { POOL } from './support/lab/plan.js';
 import { recordFault, recordScenario } from './support/summary.js';
 
@@ -404,6 +406,115 @@ describe.skipIf(unavailable)('the data path', () => {
       await expectAccounted(platform.admin);
       recordScenario('data plane: ledger accounted after the faults');
     });
+  });
+
+  /**
+   * Adoption (docs/adoption.md) of Services that hold addresses of an admin's own pool, in three
+   * namespaces, one of them dual-stack: a steady stream to every address through the adoption and
+   * through its undo, and not one request may fail.
+   */
+  describe('adoption, at the data plane', () => {
+    const METALLB_NS = 'cozy-metallb';
+    const LEGACY = { v4: '203.0.113.64/27', v6: '2001:db8:1::200/120' } as const;
+    const namespaces = { 'tenant-a': 'w1', 'tenant-b': 'w2', 'tenant-c': 'thief' } as const;
+    const services = Object.entries(namespaces).flatMap(([namespace, workload], n) =>
+      Array.from({ length: n === 2 ? 6 : 7 }, (_, i) => ({
+        namespace,
+        name: `legacy-${i}`,
+        workload,
+        families: (n === 2 && i === 0 ? ['IPv4', 'IPv6'] : ['IPv4']) as Family[],
+      })),
+    );
+    /** Every adopted address's URL, with the workload that must answer on it. */
+    const targets: { id: string; url: string; workload: string }[] = [];
+    const clients = () => ({ core: platform.admin.core, custom: platform.admin.custom });
+    const adoptOptions = (more: Partial<AdoptOptions>): AdoptOptions => ({
+      className: 'legacy', pool: 'legacy', all: false, namespaces: [], services: [], undo: false, dryRun: false,
+      metallbNamespace: METALLB_NS, timeoutMs: 120_000, ...more,
+    });
+
+    /** A stream to every target while `work` runs (from a second before it to three after); the failures per target. */
+    async function underStreams(work: () => Promise<void>): Promise<{ sent: number; failed: number; failures: string[]; ms: number }> {
+      const streams = targets.map((t) => ({ t, s: lab.client.stream(t.url, t.workload, { intervalMs: 250, count: 600, timeoutMs: STREAM_TIMEOUT_MS }) }));
+      await new Promise((r) => setTimeout(r, 1_000));
+      const started = Date.now();
+      let ms = 0;
+      try {
+        await work();
+        ms = Date.now() - started;
+        await new Promise((r) => setTimeout(r, 3_000));
+      } finally {
+        await Promise.all(streams.map(({ s }) => s.stop()));
+      }
+      const results = await Promise.all(streams.map(async ({ t, s }) => ({ t, r: await s.result })));
+      const failures = results.filter(({ r }) => dataPathFailures(r) > 0).map(({ t, r }) => `${t.id} ${t.url}: ${describeStream(r)}; ${failureTimeline(r, started)}`);
+      return {
+        sent: results.reduce((n, { r }) => n + r.sent, 0),
+        failed: results.reduce((n, { r }) => n + dataPathFailures(r), 0),
+        failures,
+        ms,
+      };
+    }
+
+    beforeAll(async () => {
+      const admin = platform.admin;
+      await admin.core.createNamespace({ body: { metadata: { name: 'tenant-c' } } });
+      const metallb = { group: 'metallb.io', version: 'v1beta1', namespace: METALLB_NS };
+      await admin.custom.createNamespacedCustomObject({
+        ...metallb,
+        plural: 'ipaddresspools',
+        body: { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'legacy', namespace: METALLB_NS }, spec: { addresses: [LEGACY.v4, LEGACY.v6] } },
+      });
+      await admin.custom.createNamespacedCustomObject({
+        ...metallb,
+        plural: 'l2advertisements',
+        body: { apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'legacy', namespace: METALLB_NS }, spec: { ipAddressPools: ['legacy'] } },
+      });
+      for (const s of services) {
+        await lab.createService(s.namespace, s.name, s.workload, { families: s.families });
+      }
+      for (const s of services) {
+        const id = `${s.namespace}/${s.name}`;
+        let ips: string[] = [];
+        await waitFor(`${id} holds an address of the legacy pool`, async () => {
+          const service = await platform.admin.core.readNamespacedService({ namespace: s.namespace, name: s.name });
+          ips = (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ip!).filter(Boolean);
+          return ips.length === s.families.length;
+        }, SETTLE);
+        for (const address of ips) {
+          const url = await lab.target(address);
+          await waitFor(`${s.workload} answers on ${url}`, async () => (await lab.client.stream(url, s.workload, { intervalMs: 50, count: 10, timeoutMs: 500 }).result).failed === 0, SETTLE);
+          targets.push({ id, url, workload: s.workload });
+        }
+      }
+    }, 600_000);
+
+    it(`adopts ${services.length} Services in 3 namespaces under a steady stream to each of their addresses: not one request fails`, async () => {
+      const lines: string[] = [];
+      const r = await underStreams(() => adopt(clients(), adoptOptions({ all: true }), (l) => lines.push(l)));
+      figures.push(`adoption of ${services.length} Services (${targets.length} addresses, 3 namespaces, one Dual): ${r.ms} ms; ${r.sent} requests, ${r.failed} failed`);
+      expect(r.failures).toEqual([]);
+      expect(lines.at(-1)).toMatch(new RegExp(`^adopted ${services.length} Services in`));
+      for (const s of services) {
+        const service = await platform.admin.core.readNamespacedService({ namespace: s.namespace, name: s.name });
+        expect(service.metadata?.annotations?.['local.sdn.cozystack.io/ip-address-claim']).toBe(s.name);
+        expect(service.metadata?.labels?.[CARRIER]).toBe('true');
+      }
+      await expectAccounted(platform.admin);
+      recordScenario(`data plane: ${services.length} Services adopted under traffic, 0 requests failed`);
+    }, 300_000);
+
+    it('undo puts every Service back under the same streams: not one request fails', async () => {
+      const r = await underStreams(() => undo(clients(), adoptOptions({ pool: undefined, undo: true }), () => {}));
+      figures.push(`undo of the adoption (${targets.length} addresses): ${r.ms} ms; ${r.sent} requests, ${r.failed} failed`);
+      expect(r.failures).toEqual([]);
+      for (const s of services) {
+        const service = await platform.admin.core.readNamespacedService({ namespace: s.namespace, name: s.name });
+        expect(service.metadata?.annotations?.['local.sdn.cozystack.io/ip-address-claim']).toBeUndefined();
+        expect(service.metadata?.annotations?.[PIN]).toBeUndefined();
+      }
+      recordScenario('data plane: adoption undone under traffic, 0 requests failed');
+    }, 300_000);
   });
 });
 
