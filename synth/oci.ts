@@ -9,7 +9,6 @@ import { LayoutBlobs, OCI_MANIFEST_MEDIA_TYPE, type Descriptor } from '../lib/oc
 import { tarGz } from '../lib/oci/tar.js';
 
 /** test/e2e reads the manifest media type from here. */
-export { OCI_MANIFEST_MEDIA_TYPE };
 
 export const FLUX_CONFIG_MEDIA_TYPE = 'application/vnd.cncf.flux.config.v1+json';
 export const FLUX_LAYER_MEDIA_TYPE = 'application/vnd.cncf.flux.content.v1.tar+gzip';

@@ -1,6 +1,6 @@
 /**
  * The controllers' images, built without a Docker engine (npm run images):
- * reproducible (two builds, one digest), pushed with synth push's client to a
+ * reproducible (two builds, one digest), pushed with the OCI client synth push uses (lib/oci/) to a
  * real registry, stamped into a copy of constructs/images.ts, and run: the
  * image's rootfs unpacked layer by layer and its ENTRYPOINT started in a chroot
  * as its USER against a real apiserver, until /readyz answers 200.
@@ -14,7 +14,7 @@ import { parseAllDocuments } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGES } from '../../constructs/images.js';
 import { RELEASE_VERSION } from '../../constructs/version.js';
-import { OCI_MANIFEST_MEDIA_TYPE } from '../../synth/oci.js';
+import { OCI_MANIFEST_MEDIA_TYPE } from '../../lib/oci/layout.js';
 import { stampDigest, stampedDigest } from '../../hack/images.js';
 import { REPO_ROOT } from '../support/synth.js';
 import { ADMIN, startCluster, type Cluster } from './support/cluster.js';

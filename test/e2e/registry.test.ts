@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifactDigest, synthesize } from '../../synth/artifact.js';
-import { OCI_MANIFEST_MEDIA_TYPE } from '../../synth/oci.js';
+import { OCI_MANIFEST_MEDIA_TYPE } from '../../lib/oci/layout.js';
 import { REPO_ROOT, synthesizedArtifact } from '../support/synth.js';
 import { freePort } from './support/ports.js';
 import { startRegistry, type Registry } from './support/registry.js';

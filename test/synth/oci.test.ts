@@ -7,7 +7,8 @@ import { gunzipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { artifactDigest, OCI_LAYOUT_DIR, synthesize } from '../../synth/artifact.js';
 import { bytesOf, sameContent } from '../../synth/file-tree.js';
-import { FLUX_CONFIG_MEDIA_TYPE, FLUX_LAYER_MEDIA_TYPE, OCI_MANIFEST_MEDIA_TYPE } from '../../synth/oci.js';
+import { FLUX_CONFIG_MEDIA_TYPE, FLUX_LAYER_MEDIA_TYPE } from '../../synth/oci.js';
+import { OCI_MANIFEST_MEDIA_TYPE } from '../../lib/oci/layout.js';
 import { readTree, writeFiles } from '../../synth/output.js';
 
 const files = synthesize();

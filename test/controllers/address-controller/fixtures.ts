@@ -1,18 +1,19 @@
 /** The Go suite's fixtures (docs/binding.md): class public, claim tenant-a/web, 203.0.113.0/24. */
-import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../../api/v1alpha1/index.js';
+import { API_VERSION, DEFAULT_CLASS_ANNOTATION, METALLB_PROVISIONER, type IPAddress, type IPAddressClaim, type IPAddressClass } from '../../../api/v1alpha1/index.js';
+import { ipObjectName } from '../../../controllers/metallb-iad/names.js';
 import { AddressReconciler } from '../../../controllers/address-controller/address-reconciler.js';
 import { ClaimReconciler } from '../../../controllers/address-controller/claim-reconciler.js';
 import { InMemoryAddressStore, RecordingEvents } from '../../support/memory-store.js';
 
-export const API = 'local.sdn.cozystack.io/v1alpha1' as const;
-export const PROVISIONER = 'metallb.drivers.local.sdn.cozystack.io';
+export const API = API_VERSION;
+export const PROVISIONER = METALLB_PROVISIONER;
 
 export function ipClass(name = 'public', extra: Partial<IPAddressClass['spec']> = {}, annotations?: Record<string, string>): IPAddressClass {
   return { apiVersion: API, kind: 'IPAddressClass', metadata: { name, annotations }, spec: { provisioner: PROVISIONER, reclaimPolicy: 'Retain', ...extra } };
 }
 
 export function defaultClass(name: string): IPAddressClass {
-  return ipClass(name, {}, { 'ipaddressclass.local.sdn.cozystack.io/is-default-class': 'true' });
+  return ipClass(name, {}, { [DEFAULT_CLASS_ANNOTATION]: 'true' });
 }
 
 export function claim(spec: IPAddressClaim['spec'] = { className: 'public', family: 'IPv4' }, name = 'web'): IPAddressClaim {
@@ -23,7 +24,7 @@ export function address(ip: string, extra: Partial<IPAddress['spec']> = {}, phas
   return {
     apiVersion: API,
     kind: 'IPAddress',
-    metadata: { name: `ip-${ip.replace(/[.:]/g, '-')}` },
+    metadata: { name: ipObjectName(ip) },
     spec: { className: 'public', address: ip, reclaimPolicy: 'Retain', source: { fromClass: {} }, ...extra },
     ...(phase ? { status: phase } : {}),
   };

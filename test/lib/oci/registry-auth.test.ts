@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { credentialsFrom, dockerConfigCredentials, mergeScopes, parseChallenges } from '../../lib/oci/registry-auth.js';
+import { credentialsFrom, dockerConfigCredentials, mergeScopes, parseChallenges } from '../../../lib/oci/registry-auth.js';
 
 const configDir = (config: unknown) => {
   const dir = mkdtempSync(join(tmpdir(), 'docker-config-'));
