@@ -13,6 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Targets } from './bench/targets.js';
+import { benchPoolFor } from './bench/e2e-pool.js';
 import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from '../lib/cli.js';
 import { REPO_ROOT } from './lib/paths.js';
 
@@ -22,7 +23,9 @@ export function claimCount(env: NodeJS.ProcessEnv = process.env): number {
   if (!/^[1-9][0-9]*$/.test(raw.trim())) {
     throw new InputError(`BENCH_E2E_CLAIMS=${JSON.stringify(raw)}: expected a positive integer (default 1000)`);
   }
-  return Number(raw.trim());
+  const count = Number(raw.trim());
+  benchPoolFor(count); // a count beyond the range is refused before anything starts
+  return count;
 }
 
 /** The control-plane binaries, or one line saying how to get them. */

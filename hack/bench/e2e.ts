@@ -16,6 +16,8 @@ import { createClaim, createClass, expectAccounted, startPlatform, type Cr } fro
 import { apiserverWrites, controllerWrites, difference, total, type WriteCounts } from './apiserver-writes.js';
 import { inParallel } from './parallel.js';
 import { peakRssMiB } from './proc.js';
+import { ToolError } from '../../lib/errors.js';
+import { benchBoundMs, benchPoolFor, SLOWEST_CLAIMS_PER_SECOND } from './e2e-pool.js';
 
 export interface EndToEndRun {
   readonly claims: number;
@@ -60,13 +62,14 @@ async function eventWritesBy(admin: ReturnType<typeof apis>, components: Readonl
 }
 
 export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
+  const range = benchPoolFor(claims);
   const platform = await startPlatform([], '10.96.0.0/16');
   try {
     const core = await platform.startCore('address-controller', false, true);
     const driver = await platform.startDriver('metallb-iad', false, true);
     const kubeConfig = shareConnections(platform.cluster.client(ADMIN), { maxSockets: WRITERS });
     const admin = apis(kubeConfig);
-    await createClass(admin, 'public', ['198.18.0.0/21']);
+    await createClass(admin, 'public', [range]);
     await new Promise((r) => setTimeout(r, 2_000)); // the pool and advertisement settle before the burst
     const created = new Map<string, number>();
     const latencies: number[] = [];
@@ -94,14 +97,17 @@ export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
       created.set(`bench-${i}`, performance.now());
       await createClaim(admin, `bench-${i}`);
     });
-    const timeout = setTimeout(() => resolveDone(), 15 * 60_000);
+    const boundMs = benchBoundMs(claims);
+    const timeout = setTimeout(() => resolveDone(), boundMs);
     await done;
     clearTimeout(timeout);
     const elapsed = (performance.now() - started) / 1000;
     const writes = difference(writesBefore, await apiserverWrites(kubeConfig));
     abort.abort();
     if (latencies.length < claims) {
-      throw new Error(`only ${latencies.length}/${claims} claims Bound in 15 min`);
+      throw new ToolError([
+        `only ${latencies.length}/${claims} claims Bound within ${Math.round(boundMs / 1000)} s (slower than ${SLOWEST_CLAIMS_PER_SECOND} claims/s); pool ${range}`,
+      ]);
     }
     await expectAccounted(admin);
     const ourEvents = await eventWritesBy(admin, OUR_COMPONENTS);
