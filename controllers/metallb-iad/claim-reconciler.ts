@@ -6,7 +6,7 @@
  * completed by the next pass.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { API_VERSION, BOUND_REASON, CONDITION,
+import { ADDRESS_PROTECTION_FINALIZER, API_VERSION, BOUND_REASON, CONDITION,
   METALLB_TEARDOWN_FINALIZER,
   PROVISIONER_ANNOTATION,
   type IPAddress,
@@ -177,7 +177,6 @@ export class DriverClaimReconciler {
             claim: { namespace: namespace!, name: name! },
           }),
         );
-        this.events.event(claim, 'Normal', 'Reserving', `asked MetalLB for an ${family} address from pool ${pool}`);
       } catch (error) {
         if (!isAlreadyExists(error)) {
           // E.g. an IPv6 placeholder on a cluster without IPv6 Services.
@@ -188,7 +187,15 @@ export class DriverClaimReconciler {
     }
     const ip = ingressIps(placeholder).find((candidate) => familyOf(candidate) === family);
     if (!ip) {
-      return false; // MetalLB has not assigned yet (or the pool is exhausted: it says so on the placeholder)
+      // MetalLB has not assigned yet (or the pool is exhausted: it says so on the placeholder). The
+      // normal case costs no Event (the Provisioned one says what came of it); a long wait does.
+      const since = placeholder.metadata?.creationTimestamp;
+      const waitedMs = since ? Date.now() - new Date(since).getTime() : 0;
+      if (waitedMs >= WAITING_REQUEUE_MS) {
+        const message = `MetalLB has not assigned an ${family} address from pool ${pool} to placeholder ${placeholderName} in ${Math.round(waitedMs / 1000)} s; its Events say why`;
+        this.events.event(claim, 'Normal', 'WaitingForMetalLB', message);
+      }
+      return false;
     }
     const addressName = ipObjectName(ip);
     // Record first, then link, pin and hand the placeholder over in one write. A crash between
@@ -201,7 +208,9 @@ export class DriverClaimReconciler {
         address = await this.store.createAddress({
           apiVersion: API_VERSION,
           kind: 'IPAddress',
-          metadata: { name: addressName, finalizers: [METALLB_TEARDOWN_FINALIZER] },
+          // Created protected as the core would make it (its finalizer too), so the core's first
+          // pass over it has nothing to write: one write per claim fewer.
+          metadata: { name: addressName, finalizers: [METALLB_TEARDOWN_FINALIZER, ADDRESS_PROTECTION_FINALIZER] },
           spec: { className, address: ip, reclaimPolicy, claimRef: { namespace: namespace!, name: name!, uid }, source: { fromClass: {} } },
         });
         this.events.event(claim, 'Normal', 'Provisioned', `MetalLB assigned ${ip}; created IPAddress ${addressName}`);

@@ -101,7 +101,20 @@ describe('claim controller', () => {
     expect(placeholders[0]!.metadata?.annotations?.['metallb.io/address-pool']).toBe('iad-public');
     expect(placeholders[0]!.metadata?.annotations?.[PIN]).toBeUndefined();
     expect(w.cluster.addresses.size).toBe(0);
-    expect(w.events.reasons()).toEqual(['Reserving']);
+    expect(w.events.reasons()).toEqual([]); // asking MetalLB is no news; a long wait is (WaitingForMetalLB)
+  });
+
+  it('1b. says so on the claim when MetalLB has not assigned for two minutes, and not before', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim());
+    await w.reconcileClaim();
+    const placeholder = w.cluster.placeholders()[0]!;
+    await w.reconcileClaim();
+    expect(w.events.reasons()).toEqual([]);
+    w.cluster.putService({ ...placeholder, metadata: { ...placeholder.metadata, creationTimestamp: new Date(Date.now() - 150_000) } });
+    await w.reconcileClaim();
+    expect(w.events.reasons()).toEqual(['WaitingForMetalLB']);
   });
 
   it('2. records what MetalLB assigned: an IPAddress, a pinned, linked placeholder owned by it', async () => {
@@ -119,7 +132,7 @@ describe('claim controller', () => {
       claimRef: { namespace: 'tenant-a', name: 'web', uid: 'claim-uid-1' },
       source: { fromClass: {} },
     });
-    expect(address.metadata.finalizers).toEqual(['metallb.drivers.local.sdn.cozystack.io/teardown']);
+    expect(address.metadata.finalizers).toEqual(['metallb.drivers.local.sdn.cozystack.io/teardown', 'local.sdn.cozystack.io/address-protection']);
     const placeholder = w.cluster.service(PH, 'iad-claim-uid-1-v4')!;
     expect(placeholder.metadata?.annotations?.[PIN]).toBe('203.0.113.7');
     expect(placeholder.metadata?.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address']).toBe('ip-203-0-113-7');
