@@ -13,6 +13,7 @@ import type { Logger } from '../runtime/log.js';
 import { CandidateIndex } from './candidates.js';
 import type { Family } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
+import { ResourceWriter, type RestClient } from './rest.js';
 
 /** Index name of claims not Bound, by the class they name (spec, else status), '' for none. */
 export const UNBOUND_BY_CLASS = 'unbound.className';
@@ -21,20 +22,22 @@ export class ClusterStore implements AddressStore {
   readonly claims: Informer<IPAddressClaim>;
   readonly addresses: Informer<IPAddress>;
   readonly classInformer: Informer<IPAddressClass>;
-  private readonly claimApi: CustomResourceClient<IPAddressClaim>;
-  private readonly addressApi: CustomResourceClient<IPAddress>;
+  /** Writes go on the short path (rest.ts); lists and watches stay with client-node. */
+  private readonly claimApi: ResourceWriter<IPAddressClaim>;
+  private readonly addressApi: ResourceWriter<IPAddress>;
   private readonly candidates = new CandidateIndex();
 
-  constructor(kubeConfig: k8s.KubeConfig, log: Logger) {
+  constructor(kubeConfig: k8s.KubeConfig, log: Logger, rest: RestClient) {
     const ref = (plural: string, namespaced: boolean) => ({ group: GROUP, version: VERSION, plural, namespaced });
-    this.claimApi = new CustomResourceClient(kubeConfig, ref('ipaddressclaims', true));
-    this.addressApi = new CustomResourceClient(kubeConfig, ref('ipaddresses', false));
-    const classApi = new CustomResourceClient<IPAddressClass>(kubeConfig, ref('ipaddressclasses', false));
+    const claimRef = ref('ipaddressclaims', true);
+    const addressRef = ref('ipaddresses', false);
+    this.claimApi = new ResourceWriter(rest, claimRef);
+    this.addressApi = new ResourceWriter(rest, addressRef);
     const informer = <T extends IPAddress | IPAddressClaim | IPAddressClass>(name: string, api: CustomResourceClient<T>) =>
       new Informer<T>({ name, path: api.path, list: () => api.list(), kubeConfig, log });
-    this.claims = informer('ipaddressclaims', this.claimApi);
-    this.addresses = informer('ipaddresses', this.addressApi);
-    this.classInformer = informer('ipaddressclasses', classApi);
+    this.claims = informer('ipaddressclaims', new CustomResourceClient<IPAddressClaim>(kubeConfig, claimRef));
+    this.addresses = informer('ipaddresses', new CustomResourceClient<IPAddress>(kubeConfig, addressRef));
+    this.classInformer = informer('ipaddressclasses', new CustomResourceClient<IPAddressClass>(kubeConfig, ref('ipaddressclasses', false)));
     this.addresses.addIndex(CLAIM_REF_INDEX, claimRefIndexKeys);
     this.claims.addIndex(UNBOUND_BY_CLASS, (c) => (c.status?.phase === 'Bound' ? [] : [requestedClassName(c) ?? '']));
     this.addresses.on({

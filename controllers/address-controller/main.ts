@@ -7,9 +7,10 @@
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { ApiEventRecorder } from '../runtime/events.js';
 import { commonFlags, controllerProcess, parseFlags, runMain, runUntilSignalled } from '../runtime/process.js';
 import { ClusterStore } from './cluster-store.js';
+import { RestEventRecorder } from './event-recorder.js';
+import { RestClient } from './rest.js';
 import { registerCoreMetrics } from './metrics.js';
 import { setupAddressController } from './address-reconciler.js';
 import { setupClaimController } from './claim-reconciler.js';
@@ -22,9 +23,10 @@ runMain(async () => {
   const args = await parseFlags('address-controller', commonFlags(yargs(argv).scriptName('address-controller'), LEADER_ELECTION_ID), argv);
   const proc = controllerProcess('address-controller', args);
   const { kubeConfig, log, manager, metrics } = proc;
-  const store = new ClusterStore(kubeConfig, log);
-  setupClaimController(manager, store, new ApiEventRecorder(kubeConfig, 'ipaddressclaim-controller', log));
-  setupAddressController(manager, store, new ApiEventRecorder(kubeConfig, 'ipaddress-controller', log));
+  const rest = new RestClient(kubeConfig);
+  const store = new ClusterStore(kubeConfig, log, rest);
+  setupClaimController(manager, store, new RestEventRecorder(rest, 'ipaddressclaim-controller', log));
+  setupAddressController(manager, store, new RestEventRecorder(rest, 'ipaddress-controller', log));
   registerCoreMetrics(metrics.registry, () => store.claims.list(), () => store.classes().map((c) => c.metadata.name!));
   await runUntilSignalled(proc);
 });

@@ -1,0 +1,101 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { REPEAT_WINDOW_MS, RestEventRecorder } from '../../../controllers/address-controller/event-recorder.js';
+import { RestClient } from '../../../controllers/address-controller/rest.js';
+import { ApiEventRecorder } from '../../../controllers/runtime/events.js';
+import { silentLogger } from '../../../controllers/runtime/log.js';
+import { FakeApiserver } from '../../support/fake-apiserver.js';
+
+let server: FakeApiserver;
+beforeEach(async () => {
+  server = await FakeApiserver.start();
+});
+afterEach(async () => {
+  await server.stop();
+});
+
+type Written = Record<string, unknown> & { metadata: { name: string; namespace: string; resourceVersion?: string } };
+const events = () =>
+  [...server.objects.entries()].filter(([path]) => path.includes('/events/')).map(([path, e]) => ({ path, ...(e as unknown as Written) }));
+const settle = () => new Promise((r) => setTimeout(r, 100));
+const claim = {
+  apiVersion: 'local.sdn.cozystack.io/v1alpha1',
+  kind: 'IPAddressClaim',
+  metadata: { name: 'web', namespace: 'tenant-a', uid: 'u1', resourceVersion: '7' },
+};
+const address = { apiVersion: 'local.sdn.cozystack.io/v1alpha1', kind: 'IPAddress', metadata: { name: 'ip-203-0-113-7', uid: 'u2' } };
+
+describe('RestEventRecorder', () => {
+  it('writes the Event the runtime’s ApiEventRecorder writes, field for field', async () => {
+    const at = new Date('2026-12-05T08:00:00.123Z');
+    new RestEventRecorder(new RestClient(server.kubeConfig()), 'ipaddressclaim-controller', silentLogger, () => at).event(claim, 'Normal', 'Matched', 'bound');
+    await settle();
+    const ours = events();
+    server.objects.clear();
+    new ApiEventRecorder(server.kubeConfig(), 'ipaddressclaim-controller', silentLogger).event(claim, 'Normal', 'Matched', 'bound');
+    await settle();
+    const runtime = events();
+    expect(ours).toHaveLength(1);
+    expect(runtime).toHaveLength(1);
+    // Names are the object's name, the time in hex and four random hex digits; the timestamps are the write's.
+    const comparable = ({ path, metadata, firstTimestamp, lastTimestamp, ...rest }: Written & { path: string }) => ({
+      path: path.replace(/\.[0-9a-f]+$/, ''),
+      namespace: metadata.namespace,
+      name: metadata.name.replace(/\.[0-9a-f]+$/, ''),
+      stamps: [typeof firstTimestamp, firstTimestamp === lastTimestamp],
+      ...rest,
+    });
+    expect(comparable(ours[0]!)).toEqual(comparable(runtime[0]!));
+    expect(ours[0]!.metadata.name).toMatch(new RegExp(`^web\\.${at.getTime().toString(16)}[0-9a-f]{4}$`));
+    expect(ours[0]).toMatchObject({
+      firstTimestamp: at.toISOString(),
+      lastTimestamp: at.toISOString(),
+      count: 1,
+      involvedObject: { apiVersion: claim.apiVersion, kind: 'IPAddressClaim', name: 'web', namespace: 'tenant-a', uid: 'u1', resourceVersion: '7' },
+      source: { component: 'ipaddressclaim-controller' },
+      reportingComponent: 'ipaddressclaim-controller',
+    });
+  });
+
+  it('puts Events of cluster-scoped objects in default', async () => {
+    new RestEventRecorder(new RestClient(server.kubeConfig()), 'c', silentLogger).event(address, 'Normal', 'Reclaimed', 'released');
+    await settle();
+    expect(events().map((e) => e.path.split('/events/')[0])).toEqual(['/api/v1/namespaces/default']);
+  });
+
+  it('writes an identical event once per window, again after it; a new message or object is written at once', async () => {
+    let now = Date.parse('2026-12-05T08:00:00Z');
+    const recorder = new RestEventRecorder(new RestClient(server.kubeConfig()), 'c', silentLogger, () => new Date(now));
+    for (let i = 0; i < 5; i++) recorder.event(claim, 'Warning', 'ClassNotFound', 'same');
+    recorder.event(claim, 'Warning', 'ClassNotFound', 'different');
+    recorder.event({ ...claim, metadata: { ...claim.metadata, uid: 'u9' } }, 'Warning', 'ClassNotFound', 'same');
+    await settle();
+    expect(events()).toHaveLength(3);
+    now += REPEAT_WINDOW_MS - 1;
+    recorder.event(claim, 'Warning', 'ClassNotFound', 'same');
+    await settle();
+    expect(events()).toHaveLength(3);
+    now += 1;
+    recorder.event(claim, 'Warning', 'ClassNotFound', 'same');
+    await settle();
+    expect(events()).toHaveLength(4);
+  });
+
+  it('forgets what left the window, so its book holds one window of events', () => {
+    let now = 0;
+    const rest = { request: () => Promise.resolve(undefined) } as unknown as RestClient;
+    const recorder = new RestEventRecorder(rest, 'c', silentLogger, () => new Date(now));
+    for (let i = 0; i < 1_000; i++) {
+      now += 1_000;
+      recorder.event({ ...claim, metadata: { ...claim.metadata, uid: `u${i}` } }, 'Normal', 'Bound', 'claim is Bound');
+    }
+    expect(recorder.size).toBe(REPEAT_WINDOW_MS / 1_000);
+  });
+
+  it('never throws into a reconcile when the write fails', async () => {
+    const recorder = new RestEventRecorder(new RestClient(server.kubeConfig()), 'c', silentLogger);
+    await server.stop();
+    expect(() => recorder.event(claim, 'Normal', 'X', 'y')).not.toThrow();
+    await settle();
+    server = await FakeApiserver.start();
+  });
+});

@@ -1,0 +1,104 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as k8s from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ResourceWriter, RestClient } from '../../../controllers/address-controller/rest.js';
+import { apiError, isConflict, isNotFound, type KubeObject } from '../../../controllers/runtime/kube.js';
+import { FakeApiserver } from '../../support/fake-apiserver.js';
+
+const ADDRESSES = { group: 'local.sdn.cozystack.io', version: 'v1alpha1', plural: 'ipaddresses', namespaced: false };
+const CLAIMS = { group: 'local.sdn.cozystack.io', version: 'v1alpha1', plural: 'ipaddressclaims', namespaced: true };
+const addressPath = '/apis/local.sdn.cozystack.io/v1alpha1/ipaddresses/ip-203-0-113-7';
+const stored = (resourceVersion: string) => ({
+  apiVersion: 'local.sdn.cozystack.io/v1alpha1',
+  kind: 'IPAddress',
+  metadata: { name: 'ip-203-0-113-7', resourceVersion },
+  spec: { className: 'public', address: '203.0.113.7' },
+});
+
+let server: FakeApiserver;
+beforeEach(async () => {
+  server = await FakeApiserver.start();
+});
+afterEach(async () => {
+  await server.stop();
+});
+
+describe('RestClient and ResourceWriter (the core’s writes on the short path)', () => {
+  it('PUTs the object to its path and resolves with what the apiserver stored', async () => {
+    server.objects.set(addressPath, stored('5'));
+    const writer = new ResourceWriter<KubeObject & { spec: { className: string } }>(new RestClient(server.kubeConfig()), ADDRESSES);
+    const written = await writer.replace({ ...stored('5'), spec: { className: 'other', address: '203.0.113.7' } } as never);
+    expect(written.metadata.resourceVersion).not.toBe('5');
+    expect(written.spec.className).toBe('other');
+    expect(server.requests.at(-1)).toEqual({ method: 'PUT', path: addressPath });
+  });
+
+  it('addresses a namespaced object, and its status subresource, by namespace and name', async () => {
+    const writer = new ResourceWriter<KubeObject>(new RestClient(server.kubeConfig()), CLAIMS);
+    const claim = { apiVersion: 'local.sdn.cozystack.io/v1alpha1', kind: 'IPAddressClaim', metadata: { name: 'web', namespace: 'tenant-a', resourceVersion: '1' } };
+    await writer.replaceStatus(claim).catch(() => undefined);
+    await writer.replace(claim).catch(() => undefined);
+    expect(server.requests.slice(-2)).toEqual([
+      { method: 'PUT', path: '/apis/local.sdn.cozystack.io/v1alpha1/namespaces/tenant-a/ipaddressclaims/web/status' },
+      { method: 'PUT', path: '/apis/local.sdn.cozystack.io/v1alpha1/namespaces/tenant-a/ipaddressclaims/web' },
+    ]);
+  });
+
+  it('a stale write is client-node’s ApiException 409, read by isConflict and apiError as before', async () => {
+    server.objects.set(addressPath, stored('5'));
+    const writer = new ResourceWriter<KubeObject>(new RestClient(server.kubeConfig()), ADDRESSES);
+    const error = await writer.replace(stored('4')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(k8s.ApiException);
+    expect(isConflict(error)).toBe(true);
+    expect(apiError(error)).toMatchObject({ code: 409, reason: 'Conflict' });
+    expect(apiError(error).message).toMatch(/the object has been modified/);
+  });
+
+  it('a missing object is a 404 isNotFound reads', async () => {
+    const rest = new RestClient(server.kubeConfig());
+    const error = await rest.request('GET', '/apis/local.sdn.cozystack.io/v1alpha1/ipaddresses/nope').catch((e: unknown) => e);
+    expect(isNotFound(error)).toBe(true);
+  });
+
+  it('a refused credential is read again from the KubeConfig and the request tried once more', async () => {
+    let token = 'old';
+    const seen: string[] = [];
+    const api = createServer((req, res) => {
+      seen.push(String(req.headers.authorization));
+      const ok = req.headers.authorization === 'Bearer new';
+      res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
+      res.end(ok ? '{"ok":true}' : '{"kind":"Status","code":401}');
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    try {
+      const kc = new k8s.KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'c', server: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, skipTLSVerify: true }],
+        users: [{ name: 'u', token: 'old' }],
+        contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+        currentContext: 'c',
+      });
+      const rest = new RestClient(kc);
+      const first = await rest.request('GET', '/x').catch((e: unknown) => e);
+      expect((first as k8s.ApiException<undefined>).code).toBe(401);
+      token = 'new';
+      kc.users[0] = { ...kc.users[0]!, token };
+      await expect(rest.request('GET', '/x')).resolves.toEqual({ ok: true });
+      expect(seen).toEqual(['Bearer old', 'Bearer old', 'Bearer old', 'Bearer new']);
+    } finally {
+      api.closeAllConnections();
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+
+  it('rides the KubeConfig’s shared keep-alive connections', async () => {
+    const { shareConnections } = await import('../../../controllers/runtime/connections.js');
+    server.objects.set(addressPath, stored('1'));
+    const rest = new RestClient(shareConnections(server.kubeConfig()));
+    for (let i = 0; i < 5; i++) {
+      await rest.request('GET', addressPath);
+    }
+    expect(server.connections).toBe(1);
+  });
+});
