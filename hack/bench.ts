@@ -9,9 +9,10 @@
  *                  100 / 1,000 / 10,000 Services (index lookups, no cluster-wide list)
  *
  *   index          take+remove of the smallest candidate at 100k and 1M addresses
- *   core           hack/bench/core.ts: the core's bind rate on a real apiserver at
- *                  N = 100 / 1,000 / 3,000 ($BENCH_CORE_SIZES), against the Go
- *                  upstream when $UPSTREAM_ADDRESS_CONTROLLER names its binary
+ *   core           hack/bench/core.ts: the core's bind rate, CPU and memory on a real
+ *                  apiserver at N = 100 / 1,000 / 3,000 / 10,000 ($BENCH_CORE_SIZES,
+ *                  $BENCH_CORE_ROUNDS), against the Go upstream when
+ *                  $UPSTREAM_ADDRESS_CONTROLLER names its binary
  *   e2e            hack/bench/e2e.ts: 1,000 claims through core, driver and MetalLB
  *   (core and e2e need the e2e binaries; BENCH_E2E=0 skips them)
  *   datapath       hack/bench/datapath.ts: real packets through MetalLB's speaker and
@@ -28,6 +29,7 @@
  * informers'.
  */
 import { spawnSync } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { IPAddress, IPAddressClaim, IPAddressClass } from '../api/v1alpha1/index.js';
 import { CandidateIndex } from '../controllers/address-controller/candidates.js';
@@ -39,7 +41,7 @@ import { ServiceReconciler } from '../controllers/metallb-iad/service-reconciler
 import { InMemoryDriverCluster } from '../test/support/memory-driver.js';
 import { RecordingEvents } from '../test/support/memory-store.js';
 import { binaries } from '../test/e2e/support/binaries.js';
-import { benchCore } from './bench/core.js';
+import { benchCoreSize, checkCore, DEFAULT_CORE_SIZES, type CoreSize } from './bench/core.js';
 import { dataPathSizes, dataPathUnavailable } from './bench/datapath-setup.js';
 import { benchEndToEnd } from './bench/e2e.js';
 import { checkEndToEnd } from './bench/e2e-targets.js';
@@ -52,7 +54,7 @@ parseArgsOrExit(
   toolParser(
     'bench',
     process.argv.slice(2),
-    '(no flags: settings are environment variables: BENCH_E2E=0, BENCH_CORE_SIZES, BENCH_CONCURRENCY, BENCH_E2E_CLAIMS, UPSTREAM_ADDRESS_CONTROLLER; README "Benchmarks")',
+    '(no flags: settings are environment variables: BENCH_E2E=0 or core, BENCH_CORE_SIZES, BENCH_CORE_ROUNDS, BENCH_CONCURRENCY, BENCH_E2E_CLAIMS, UPSTREAM_ADDRESS_CONTROLLER; README "Benchmarks")',
   ),
   process.argv.slice(2),
 );
@@ -244,6 +246,11 @@ if (process.env.BENCH_E2E === '0' || !built) {
     process.exit(3);
   }
   await benchCoreAgainstUpstream(targets);
+}
+if (process.env.BENCH_E2E === 'core') {
+  process.stdout.write('bench e2e: skipped: BENCH_E2E=core\n');
+  targets.skipped('end to end', 'BENCH_E2E=core');
+} else if (built && process.env.BENCH_E2E !== '0') {
   const e2e = await benchEndToEnd(Number(process.env.BENCH_E2E_CLAIMS ?? 1000));
   process.stdout.write(
     `bench e2e: ${e2e.claims} claims Bound at ${e2e.claimsPerSecond.toFixed(1)} claims/s, p50 ${e2e.p50Seconds.toFixed(2)} s, p99 ${e2e.p99Seconds.toFixed(2)} s; ` +
@@ -269,30 +276,24 @@ if (process.env.BENCH_E2E === '0' || !built) {
 }
 process.exitCode = targets.report();
 
-/** Ours against the Go upstream (hack/bench/core.ts) at each N, when $UPSTREAM_ADDRESS_CONTROLLER names its binary. */
+/**
+ * Ours against the Go upstream (hack/bench/core.ts) at each N, when $UPSTREAM_ADDRESS_CONTROLLER
+ * names its binary: rounds per size as core.ts's roundsDone says (BENCH_CORE_ROUNDS fixes them).
+ */
 async function benchCoreAgainstUpstream(targets: Targets): Promise<void> {
   const upstream = process.env.UPSTREAM_ADDRESS_CONTROLLER;
-  const sizes = (process.env.BENCH_CORE_SIZES ?? '100,1000,3000').split(',').map(Number);
-  const cpu: number[] = [];
+  const sizes = (process.env.BENCH_CORE_SIZES ?? DEFAULT_CORE_SIZES).split(',').map(Number);
+  const fixedRounds = process.env.BENCH_CORE_ROUNDS ? Number(process.env.BENCH_CORE_ROUNDS) : undefined;
+  const done: CoreSize[] = [];
   for (const n of sizes) {
-    const ours = await benchCore('ours', n);
-    cpu.push(ours.cpuMsPerClaim);
-    let line = `bench core N=${n}: ours ${ours.claimsPerSecond.toFixed(1)} claims/s, ${ours.cpuMsPerClaim.toFixed(1)} ms CPU/claim, peak RSS ${ours.peakRssMiB.toFixed(0)} MiB`;
-    if (upstream) {
-      const theirs = await benchCore('upstream', n, upstream);
-      const ratio = ours.claimsPerSecond / theirs.claimsPerSecond;
-      line +=
-        `; Go upstream ${theirs.claimsPerSecond.toFixed(1)} claims/s, ${theirs.cpuMsPerClaim.toFixed(1)} ms CPU/claim, peak RSS ${theirs.peakRssMiB.toFixed(0)} MiB; ` +
-        `ratio ${ratio.toFixed(2)}×`;
-      targets.atLeast(`core bind rate vs Go upstream at N=${n} (×)`, ratio, 1.5);
-    }
-    process.stdout.write(line + '\n');
+    done.push(
+      await benchCoreSize(n, upstream, fixedRounds, (run) =>
+        process.stdout.write(
+          `  core N=${n} ${run.implementation}: ${run.claimsPerSecond.toFixed(1)} claims/s, ${run.cpuMsPerClaim.toFixed(2)} ms CPU/claim, ` +
+            `peak RSS ${run.peakRssMiB.toFixed(0)} MiB (load ${loadavg()[0]!.toFixed(2)})\n`,
+        ),
+      ),
+    );
   }
-  if (!upstream) {
-    targets.skipped('core bind rate vs Go upstream', 'set $UPSTREAM_ADDRESS_CONTROLLER (bash hack/bench/build-upstream.sh <checkout>)');
-  }
-  if (cpu.length > 1) {
-    // Flat in N: the largest N costs at most half again the smallest's CPU per claim.
-    targets.atMost(`core CPU per claim at N=${sizes.at(-1)} / N=${sizes[0]}`, cpu.at(-1)! / cpu[0]!, 1.5);
-  }
+  checkCore(targets, done, (line) => process.stdout.write(line + '\n'));
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { EndToEndRun } from '../../hack/bench/e2e.js';
 import { checkEndToEnd } from '../../hack/bench/e2e-targets.js';
 import { Targets } from '../../hack/bench/targets.js';
+import { checkCore, roundsDone, slopeKiBPer1000, type CoreRun, type CoreSize } from '../../hack/bench/core.js';
 
 const run: EndToEndRun = {
   claims: 1000,
@@ -32,5 +33,83 @@ describe("the end-to-end figure's targets (npm run bench and npm run bench:e2e)"
     const { code, text } = report({ ...run, driverRssMiB: 122 });
     expect(code).toBe(1);
     expect(text).toContain('MISS peak RSS driver at 1000 claims (MiB): 122.00 (target ≤ 120)');
+  });
+});
+
+describe("the core figure's targets (npm run bench, hack/bench/core.ts)", () => {
+  const run = (implementation: CoreRun['implementation'], n: number, claimsPerSecond: number, cpuMsPerClaim: number, peakRssMiB: number): CoreRun => ({
+    implementation,
+    n,
+    claimsPerSecond,
+    cpuMsPerClaim,
+    controlPlaneCpuMsPerClaim: 10,
+    peakRssMiB,
+    restRssMiB: peakRssMiB - 10,
+    settleSeconds: 1,
+  });
+  // Issue 25's baseline: ours 76/95/83/77 claims/s, Go 53/42/22/11; CPU 6.4/4.4/4.4/5.2 vs 5.9/14.4/46.1/134.8; RSS 88/122/198/312 vs 52/76/127/419.
+  const baseline: CoreSize[] = [
+    { n: 100, ours: [run('ours', 100, 76.2, 6.4, 88)], upstream: [run('upstream', 100, 53.4, 5.9, 52)] },
+    { n: 1000, ours: [run('ours', 1000, 95, 4.4, 122)], upstream: [run('upstream', 1000, 42.1, 14.4, 76)] },
+    { n: 3000, ours: [run('ours', 3000, 83.1, 4.4, 198)], upstream: [run('upstream', 3000, 22.1, 46.1, 127)] },
+    { n: 10000, ours: [run('ours', 10000, 76.8, 5.2, 312)], upstream: [run('upstream', 10000, 11, 134.8, 419)] },
+  ];
+  const check = (sizes: CoreSize[]) => {
+    const targets = new Targets();
+    const lines: string[] = [];
+    checkCore(targets, sizes, (line) => lines.push(line));
+    let text = '';
+    const code = targets.report({ write: (chunk: string) => ((text += chunk), true) } as NodeJS.WritableStream);
+    return { code, text, lines };
+  };
+
+  it('the baseline misses: 1.43× at N=100, CPU above Go at N=100 and N=10,000 / N=100 at 0.81 ok; exit 1', () => {
+    const { code, text } = check(baseline);
+    expect(code).toBe(1);
+    expect(text).toContain('MISS core bind rate vs Go upstream at N=100 (×): 1.43 (target ≥ 2)');
+    expect(text).toContain('ok   core bind rate vs Go upstream at N=10000 (×): 6.98 (target ≥ 2)');
+    expect(text).toContain('MISS core CPU per claim vs Go upstream at N=100 (×): 1.08 (target ≤ 1)');
+    expect(text).toContain('ok   core CPU per claim at N=10000 / N=100: 0.81 (target ≤ 1.2)');
+  });
+
+  it('every target met: exit 0, a line per size and the slopes in KiB per 1,000 cached objects', () => {
+    const good = baseline.map((s) => ({
+      ...s,
+      ours: s.ours.map((r) => ({ ...r, claimsPerSecond: s.upstream[0]!.claimsPerSecond * 2.5, cpuMsPerClaim: 3, peakRssMiB: 60 + s.n / 100 })),
+    }));
+    const { code, lines, text } = check(good);
+    expect(text).not.toContain('MISS');
+    expect(code).toBe(0);
+    expect(lines.filter((l) => l.startsWith('bench core N='))).toHaveLength(4);
+    // 1 MiB per 100 N = 1,024 KiB per 300 objects.
+    expect(lines).toContainEqual(expect.stringMatching(/^bench core peak RSS slope: ours 3413 KiB per 1,000 cached objects, Go upstream \d+ KiB/));
+  });
+
+  it('without the Go upstream: the comparison is skipped, flatness and our own figures still reported', () => {
+    const { code, text } = check(baseline.map((s) => ({ ...s, upstream: [] })));
+    expect(code).toBe(0);
+    expect(text).toContain('skipped: set $UPSTREAM_ADDRESS_CONTROLLER');
+    expect(text).toContain('core CPU per claim at N=10000 / N=100');
+  });
+
+  it('slopeKiBPer1000 is the least-squares slope over 3 objects per N', () => {
+    expect(slopeKiBPer1000([{ n: 100, mib: 50 }, { n: 1100, mib: 53 }])).toBeCloseTo(1024, 6);
+    expect(slopeKiBPer1000([{ n: 100, mib: 50 }])).toBeUndefined();
+  });
+
+  it('N=100 repeats at least 5 rounds, stops once a round moves the median ratio by under 5 %, never past 15; larger sizes take 3 or 1', () => {
+    const size = (n: number, ratios: number[]): CoreSize => ({
+      n,
+      ours: ratios.map((r) => run('ours', n, 100 * r, 3, 80)),
+      upstream: ratios.map(() => run('upstream', n, 100, 4, 50)),
+    });
+    expect(roundsDone(size(100, [2, 2, 2, 2]))).toBe(false);
+    expect(roundsDone(size(100, [2, 2, 2, 2, 2]))).toBe(true);
+    expect(roundsDone(size(100, [1, 3, 1, 3, 1]))).toBe(false);
+    expect(roundsDone(size(100, Array.from({ length: 15 }, (_, i) => (i % 2 ? 1 : 3))))).toBe(true);
+    expect(roundsDone(size(1000, [2, 2]))).toBe(false);
+    expect(roundsDone(size(1000, [2, 2, 2]))).toBe(true);
+    expect(roundsDone(size(3000, [2]))).toBe(true);
+    expect(roundsDone(size(100, [2, 2]), 2)).toBe(true);
   });
 });
