@@ -19,7 +19,7 @@ import { compareIps, familyOf, parseRange, rangeContains, type Family, type IpRa
 import { serviceFamilies } from '../../controllers/metallb-iad/association.js';
 import { backingPoolName } from '../../controllers/metallb-iad/class-parameters.js';
 import { ipObjectName } from '../../controllers/metallb-iad/names.js';
-import { ingressIps } from '../../controllers/metallb-iad/services.js';
+import { ingressIps, pinnedAs } from '../../controllers/metallb-iad/services.js';
 import type { MetallbObject } from '../../controllers/metallb-iad/store.js';
 import { CARRIER_LABEL, PIN_ANNOTATION, PINNED_ANNOTATION, SERVED_BY_CLASS_ANNOTATION } from '../../controllers/metallb-iad/well-known.js';
 
@@ -55,7 +55,7 @@ export interface ServiceAdoption {
   readonly addressNames: readonly string[];
   /** What undo puts back. */
   readonly before: ServiceKeys;
-  /** Every object is in place and the Service names its claim: nothing left to write. */
+  /** Every object is in place, the Service names its claim and the driver has pinned it: nothing left to do. */
   readonly complete: boolean;
 }
 
@@ -190,7 +190,9 @@ function planService(world: AdoptionWorld, ranges: readonly IpRange[], service: 
   const recorded = addresses.find((a) => a?.metadata.annotations?.[SERVICE_BEFORE_ANNOTATION]);
   const before = recorded ? (JSON.parse(recorded.metadata.annotations![SERVICE_BEFORE_ANNOTATION]!) as ServiceKeys) : keysOf(service);
   const family: ClaimFamily = families.length === 2 ? 'Dual' : families[0]!;
-  const complete = named === claimName && Boolean(claim) && addresses.every((a) => a?.status?.associatedTo?.name === name);
+  // Done only once the driver has pinned it: a rerun after a run cut short waits for that too.
+  const complete =
+    named === claimName && Boolean(claim) && addresses.every((a) => a?.status?.associatedTo?.name === name) && pinnedAs(service, ips.join(','));
   return { namespace, name, claimName, family, ips, addressNames, before, complete };
 }
 

@@ -13,7 +13,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IP_ADDRESS_CLAIM_ANNOTATION } from '../../api/v1alpha1/index.js';
 import { parseRange, rangesOverlap } from '../../api/ip.js';
-import { adopt, type AdoptOptions } from '../../hack/adopt.js';
+import { adopt, undo, type AdoptOptions } from '../../hack/adopt.js';
 import { ADOPTED_LABEL } from '../../hack/adopt/plan.js';
 import { ingressIps, pinnedAs } from '../../controllers/metallb-iad/services.js';
 import { SERVED_BY_CLASS_ANNOTATION } from '../../controllers/metallb-iad/well-known.js';
@@ -211,16 +211,18 @@ describe('adoption', () => {
     expect(await listOf('ipaddresses')).toEqual([]);
   });
 
-  it('interrupted after each of its writes, a rerun finishes it: nothing lost, nothing twice', async () => {
+  it('interrupted after each of its writes (the driver killed with it every other time), a rerun finishes it: nothing lost, nothing twice', async () => {
     const first: [string, string, string[]][] = [LAB[0]!, LAB[5]!];
     const selection = options({ services: first.map(([namespace, name]) => `${namespace}/${name}`) });
-    let stopAt = 1;
+    // Each run dies right after its first write that no earlier run made: every write is followed
+    // by a kill once, and the next run starts from exactly what it left.
+    const written = new Set<string>();
     let interruptions = 0;
     for (;;) {
-      let writes = 0;
-      const step = () => {
-        if (++writes >= stopAt) {
-          throw new Error(`stopped after write ${writes}`);
+      const step = (what: string) => {
+        if (!written.has(what)) {
+          written.add(what);
+          throw new Error(`stopped after ${what}`);
         }
       };
       const outcome = await adopt(clients(), selection, () => {}, step).then(
@@ -230,17 +232,24 @@ describe('adoption', () => {
       if (outcome === 'done') {
         break;
       }
-      expect(outcome).toBe(`stopped after write ${stopAt}`);
+      expect(outcome).toMatch(/^stopped after /);
       interruptions += 1;
-      stopAt += 1;
+      if (interruptions % 2 === 1) {
+        // Every other time the driver dies at the same point, and the rerun meets a new one.
+        const p = driver.process.process;
+        const exited = new Promise((r) => p.once('exit', r));
+        p.kill('SIGKILL');
+        await exited;
+        driver = await platform.startDriver(`metallb-iad-k${interruptions}`);
+      }
     }
-    // A finished Service drops out of a rerun, so reruns count fewer writes; the Dual Service's six
-    // (two addresses, two associations, the claim, the annotation) are each interrupted at least.
-    expect(interruptions).toBeGreaterThanOrEqual(6);
+    // The class, and per Service its addresses, their associations, the claim and the annotation:
+    // 1 + (1 + 1 + 1 + 1) + (2 + 2 + 1 + 1).
+    expect(written.size).toBe(11);
     await adopt(clients(), selection, () => {});
     await expectAdopted(first);
     expect((await listOf('ipaddresses')).length).toBe(3);
-    recordScenario(`adoption: stopped after each write (${interruptions} interruptions) and rerun: converged, nothing duplicated`);
+    recordScenario(`adoption: stopped after each write (${interruptions} interruptions, the driver kill -9 at half of them) and rerun: converged, nothing duplicated`);
   }, 600_000);
 
   it('with the driver down it times out and says so; with the driver back a rerun finishes', async () => {
@@ -296,10 +305,27 @@ describe('adoption', () => {
     recordScenario('adoption: 6 Services in 3 namespaces (one Dual), rerun wrote nothing, quota counts the claims');
   }, 300_000);
 
-  it('undo puts every Service back as it was, keeps its address, and removes what adoption made', async () => {
+  it('undo, interrupted after each of its writes and rerun, puts every Service back as it was, keeps its address, and removes what adoption made', async () => {
+    const written = new Set<string>();
+    for (;;) {
+      const step = (what: string) => {
+        if (!written.has(what)) {
+          written.add(what);
+          throw new Error(`stopped after ${what}`);
+        }
+      };
+      const outcome = await undo(clients(), options({ pool: undefined, undo: true }), () => {}, step).then(() => 'done', (e: Error) => e.message);
+      if (outcome === 'done') {
+        break;
+      }
+      expect(outcome).toMatch(/^stopped after /);
+    }
+    // The class, 6 Services restored, 6 claims and 7 addresses deleted.
+    expect(written.size).toBe(1 + 6 + 6 + 7);
     const result = cli('--class', 'legacy', '--undo');
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
+    expect(result.stdout).toContain('delete 0 IPAddressClaims and 0 IPAddresses made by adoption');
     for (const [namespace, name] of LAB) {
       const service = await admin().core.readNamespacedService({ namespace, name });
       const was = original.get(`${namespace}/${name}`)!;
@@ -319,6 +345,6 @@ describe('adoption', () => {
     // only if the pool admits them, which the restored spec does.
     await new Promise((r) => setTimeout(r, 2_000));
     expect(violations).toEqual([]);
-    recordScenario('adoption: undo restored 6 Services exactly, addresses kept, generated objects gone');
+    recordScenario('adoption: undo stopped after each of its 20 writes and rerun: 6 Services restored exactly, addresses kept, generated objects gone');
   }, 300_000);
 });
