@@ -185,7 +185,11 @@ export class ClaimReconciler {
       this.events.event(claim, 'Warning', 'AddressNotFound', boundAfter.message);
     }
     // A new claim's first phase, Pending, is what every claim starts with: no Event for it (as for a PVC).
-    if (previous?.phase !== status.phase && (previous?.phase !== undefined || status.phase !== 'Pending')) {
+    // Binding out of Pending is announced by whoever bound it (the core's Matched, a driver's
+    // Provisioned), with the address: a second Event would say less, for a write per claim.
+    const firstPending = previous?.phase === undefined && status.phase === 'Pending';
+    const announcedBinding = (previous?.phase === undefined || previous.phase === 'Pending') && status.phase === 'Bound';
+    if (previous?.phase !== status.phase && !firstPending && !announcedBinding) {
       this.events.event(claim, 'Normal', status.phase!, `claim is ${status.phase}`);
     }
   }

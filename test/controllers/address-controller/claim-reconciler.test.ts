@@ -78,7 +78,7 @@ describe('claim reconciler', () => {
     await w.reconcileClaim();
     expect(w.claimOf()!.status?.phase).toBe('Bound');
     expect(w.store.address('ip-203-0-113-7')!.spec.claimRef).toEqual(ref('claim-uid-1'));
-    expect(w.claimEvents.reasons()).toEqual(['Matched', 'Bound']);
+    expect(w.claimEvents.reasons()).toEqual(['Matched']); // the Matched Event says the binding; no second one
   });
 
   it('7. addresses of the wrong class or family are ignored', async () => {
