@@ -12,7 +12,7 @@ describe('images', () => {
     expect(DOCKERFILE).toBe(join(REPO_ROOT, 'controllers', 'Dockerfile'));
     expect(dockerfileConfig(DOCKERFILE)).toEqual({
       user: '65532:65532',
-      entrypoint: ['/nodejs/bin/node', '--max-semi-space-size=1', '/app/main.mjs'],
+      entrypoint: ['/nodejs/bin/node', '--max-semi-space-size=1', '--optimize-for-size', '/app/main.mjs'],
       cmd: ['--leader-elect', '--health-probe-bind-address=:8081', '--metrics-bind-address=:8080'],
       workingDir: '/app',
       exposedPorts: [8080, 8081],
