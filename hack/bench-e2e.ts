@@ -65,6 +65,12 @@ export async function main(argv: string[]): Promise<number> {
       `${run.writesPerClaim.toFixed(1)} writes/claim by the controllers, ${run.allWritesPerClaim.toFixed(1)} in all; peak RSS core ${run.coreRssMiB.toFixed(0)} MiB, driver ${run.driverRssMiB.toFixed(0)} MiB\n` +
       [...run.writes].sort((a, b) => b[1] - a[1]).map(([k, v]) => `  ${k}: ${(v / run.claims).toFixed(2)}/claim`).join('\n') + '\n',
   );
+  if (run.ceiling) {
+    process.stdout.write(
+      `apiserver ceiling: a plain client making a claim's writes reaches ${run.ceiling.claimsPerSecond.toFixed(1)} claims/s (${run.ceiling.writesPerSecond.toFixed(0)} writes/s); ` +
+        `ours is ${((100 * run.claimsPerSecond) / run.ceiling.claimsPerSecond).toFixed(0)} % of it\n`,
+    );
+  }
   const targets = new Targets();
   checkEndToEnd(targets, run);
   return targets.report() === 0 ? EXIT.OK : EXIT.CHECK_FAILED;

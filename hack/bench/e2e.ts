@@ -18,6 +18,7 @@ import { inParallel } from './parallel.js';
 import { peakRssMiB } from './proc.js';
 import { ToolError } from '../../lib/errors.js';
 import { benchBoundMs, benchPoolFor, SLOWEST_CLAIMS_PER_SECOND } from './e2e-pool.js';
+import { apiserverCeiling, type Ceiling } from './apiserver-ceiling.js';
 
 export interface EndToEndRun {
   readonly claims: number;
@@ -31,6 +32,8 @@ export interface EndToEndRun {
   readonly writes: WriteCounts;
   readonly coreRssMiB: number;
   readonly driverRssMiB: number;
+  /** The same writes from a plain client, controllers stopped (apiserver-ceiling.ts): what this machine's apiserver allows. */
+  readonly ceiling?: Ceiling;
 }
 
 const WRITERS = 20;
@@ -111,6 +114,12 @@ export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
     }
     await expectAccounted(admin);
     const ourEvents = await eventWritesBy(admin, OUR_COMPONENTS);
+    const coreRssMiB = peakRssMiB(core.process.process.pid!);
+    const driverRssMiB = peakRssMiB(driver.process.process.pid!);
+    // The ceiling on the same apiserver, the controllers out of the way (at most 1,000 pretend claims: a rate, not a soak).
+    await core.process.stop();
+    await driver.process.stop();
+    const ceiling = await apiserverCeiling(admin, Math.min(claims, 1_000), WRITERS, (i) => `198.19.${(i >> 8) & 255}.${i & 255}`);
     latencies.sort((a, b) => a - b);
     const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]! / 1000;
     return {
@@ -121,8 +130,9 @@ export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
       writesPerClaim: (controllerWrites(writes) + ourEvents - claims) / claims, // less the bench's own claim creates
       allWritesPerClaim: (total(writes) - claims) / claims,
       writes,
-      coreRssMiB: peakRssMiB(core.process.process.pid!),
-      driverRssMiB: peakRssMiB(driver.process.process.pid!),
+      coreRssMiB,
+      driverRssMiB,
+      ceiling,
     };
   } finally {
     await platform.stop();
