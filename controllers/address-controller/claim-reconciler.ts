@@ -111,7 +111,9 @@ export class ClaimReconciler {
       }
       candidate = isCandidate(address, className, family) ? address : undefined;
     } else {
-      candidate = this.store.firstCandidate(className, family, new Set([...bound.map((a) => a.metadata.name!), ...this.taking]));
+      // Nothing bound yet (the usual pass): the names being taken are all there is to skip, no copy.
+      const exclude = bound.length === 0 ? this.taking : new Set([...bound.map((a) => a.metadata.name!), ...this.taking]);
+      candidate = this.store.firstCandidate(className, family, exclude);
     }
     if (!candidate) {
       return {};

@@ -3,11 +3,17 @@
  * runtime/events.ts's ApiEventRecorder writes (name, namespace, involved
  * object, reason, message, source, timestamps, count 1), the same one-per-window
  * rule for an identical event, a failed write logged and never thrown into a
- * reconcile. Two differences, both cost: the body goes out as JSON without
- * client-node's serializer, and the window's book is kept in the order events
- * were written, so forgetting expired entries reads only those (the runtime's
- * scans the whole book on every event once it passes 10,000: a burst of 10,000
- * claims writes 20,000 events within the window).
+ * reconcile. What differs is cost and order:
+ *
+ * - Events are written one at a time, in the order they were recorded, as
+ *   client-go's broadcaster does (upstream's controllers record through it):
+ *   under a burst the apiserver serves the writes claims wait for first, and the
+ *   Events follow; each keeps the time it was recorded at.
+ * - The body goes out as JSON without client-node's serializer.
+ * - The window's book is kept in the order events were recorded, so forgetting
+ *   expired entries reads only those (the runtime's scans the whole book on every
+ *   event once it passes 10,000: a burst of 10,000 claims records 20,000 events
+ *   within the window).
  */
 import type { EventRecorder, EventType } from '../runtime/events.js';
 import { apiError, type KubeObject } from '../runtime/kube.js';
@@ -17,9 +23,20 @@ import type { RestClient } from './rest.js';
 /** The same event for the same object again within this window is not written again. */
 export const REPEAT_WINDOW_MS = 60_000;
 
+interface PendingEvent {
+  readonly namespace: string;
+  readonly body: object;
+  readonly reason: string;
+  readonly object: string | undefined;
+}
+
 export class RestEventRecorder implements EventRecorder {
   /** key → when it was written; insertion order is time order (a rewrite moves the key to the end). */
   private readonly recent = new Map<string, number>();
+  /** Recorded, not yet written: `queue[head..]`, oldest first. */
+  private queue: PendingEvent[] = [];
+  private head = 0;
+  private writing = false;
 
   constructor(
     private readonly rest: RestClient,
@@ -60,9 +77,38 @@ export class RestEventRecorder implements EventRecorder {
       count: 1,
       reportingComponent: this.component,
     };
-    this.rest.request('POST', `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, body).catch((error: unknown) => {
-      this.log.warn('event not recorded', { reason, object: meta.name, error: apiError(error) });
-    });
+    this.queue.push({ namespace, body, reason, object: meta.name });
+    void this.drain();
+  }
+
+  /** Events recorded and not yet written (for tests and metrics). */
+  get pending(): number {
+    return this.queue.length - this.head;
+  }
+
+  /** Writes queued events one at a time until none is left; one call at a time does it. */
+  private async drain(): Promise<void> {
+    if (this.writing) {
+      return;
+    }
+    this.writing = true;
+    try {
+      while (this.head < this.queue.length) {
+        const next = this.queue[this.head]!;
+        this.queue[this.head++] = undefined as never; // its body can go once written
+        if (this.head > 1024 && this.head * 2 > this.queue.length) {
+          this.queue = this.queue.slice(this.head);
+          this.head = 0;
+        }
+        try {
+          await this.rest.request('POST', `/api/v1/namespaces/${encodeURIComponent(next.namespace)}/events`, next.body);
+        } catch (error) {
+          this.log.warn('event not recorded', { reason: next.reason, object: next.object, error: apiError(error) });
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
   }
 
   /** Entries written at or before `cutoff` go; they are the oldest, at the front of the map. */

@@ -17,6 +17,9 @@ type Written = Record<string, unknown> & { metadata: { name: string; namespace: 
 const events = () =>
   [...server.objects.entries()].filter(([path]) => path.includes('/events/')).map(([path, e]) => ({ path, ...(e as unknown as Written) }));
 const settle = () => new Promise((r) => setTimeout(r, 100));
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+};
 const claim = {
   apiVersion: 'local.sdn.cozystack.io/v1alpha1',
   kind: 'IPAddressClaim',
@@ -89,6 +92,32 @@ describe('RestEventRecorder', () => {
       recorder.event({ ...claim, metadata: { ...claim.metadata, uid: `u${i}` } }, 'Normal', 'Bound', 'claim is Bound');
     }
     expect(recorder.size).toBe(REPEAT_WINDOW_MS / 1_000);
+  });
+
+  it('writes one Event at a time, in the order recorded, each with the time it was recorded at', async () => {
+    const sent: { reason: string; at: string }[] = [];
+    let inFlight = 0;
+    let most = 0;
+    const rest = {
+      request: async (_method: string, _path: string, body: { reason: string; firstTimestamp: string }) => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 2));
+        sent.push({ reason: body.reason, at: body.firstTimestamp });
+        inFlight--;
+      },
+    } as unknown as RestClient;
+    let now = Date.parse('2026-12-05T08:00:00Z');
+    const recorder = new RestEventRecorder(rest, 'c', silentLogger, () => new Date(now));
+    for (let i = 0; i < 20; i++) {
+      now += 1_000;
+      recorder.event({ ...claim, metadata: { ...claim.metadata, uid: `u${i}` } }, 'Normal', `R${i}`, 'm');
+    }
+    expect(recorder.pending).toBeGreaterThan(0);
+    await until(() => sent.length === 20);
+    expect(most).toBe(1);
+    expect(sent.map((e) => e.reason)).toEqual(Array.from({ length: 20 }, (_, i) => `R${i}`));
+    expect(sent[19]!.at).toBe(new Date(Date.parse('2026-12-05T08:00:20Z')).toISOString());
+    expect(recorder.pending).toBe(0);
   });
 
   it('never throws into a reconcile when the write fails', async () => {
