@@ -8,12 +8,11 @@ import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, requestedClassName,
   type IPAddressClass,
 } from '../../api/v1alpha1/index.js';
 import { Informer } from '../runtime/informer.js';
-import { CustomResourceClient } from '../runtime/kube.js';
 import type { Logger } from '../runtime/log.js';
 import { CandidateIndex } from './candidates.js';
 import type { Family } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
-import { ResourceWriter, type RestClient } from './rest.js';
+import { ResourceClient, type RestClient } from './rest.js';
 
 /** Index name of claims not Bound, by the class they name (spec, else status), '' for none. */
 export const UNBOUND_BY_CLASS = 'unbound.className';
@@ -22,23 +21,21 @@ export class ClusterStore implements AddressStore {
   readonly claims: Informer<IPAddressClaim>;
   readonly addresses: Informer<IPAddress>;
   readonly classInformer: Informer<IPAddressClass>;
-  /** Writes go on the short path (rest.ts); lists and watches stay with client-node. */
-  private readonly claimApi: ResourceWriter<IPAddressClaim>;
-  private readonly addressApi: ResourceWriter<IPAddress>;
+  /** Writes and lists go on the short path (rest.ts); watches stay with the runtime's informers. */
+  private readonly claimApi: ResourceClient<IPAddressClaim>;
+  private readonly addressApi: ResourceClient<IPAddress>;
   private readonly candidates = new CandidateIndex();
   private classList: IPAddressClass[] | undefined;
 
   constructor(kubeConfig: k8s.KubeConfig, log: Logger, rest: RestClient) {
     const ref = (plural: string, namespaced: boolean) => ({ group: GROUP, version: VERSION, plural, namespaced });
-    const claimRef = ref('ipaddressclaims', true);
-    const addressRef = ref('ipaddresses', false);
-    this.claimApi = new ResourceWriter(rest, claimRef);
-    this.addressApi = new ResourceWriter(rest, addressRef);
-    const informer = <T extends IPAddress | IPAddressClaim | IPAddressClass>(name: string, api: CustomResourceClient<T>) =>
+    this.claimApi = new ResourceClient(rest, ref('ipaddressclaims', true));
+    this.addressApi = new ResourceClient(rest, ref('ipaddresses', false));
+    const informer = <T extends IPAddress | IPAddressClaim | IPAddressClass>(name: string, api: ResourceClient<T>) =>
       new Informer<T>({ name, path: api.path, list: () => api.list(), kubeConfig, log });
-    this.claims = informer('ipaddressclaims', new CustomResourceClient<IPAddressClaim>(kubeConfig, claimRef));
-    this.addresses = informer('ipaddresses', new CustomResourceClient<IPAddress>(kubeConfig, addressRef));
-    this.classInformer = informer('ipaddressclasses', new CustomResourceClient<IPAddressClass>(kubeConfig, ref('ipaddressclasses', false)));
+    this.claims = informer('ipaddressclaims', this.claimApi);
+    this.addresses = informer('ipaddresses', this.addressApi);
+    this.classInformer = informer('ipaddressclasses', new ResourceClient<IPAddressClass>(rest, ref('ipaddressclasses', false)));
     this.addresses.addIndex(CLAIM_REF_INDEX, claimRefIndexKeys);
     this.claims.addIndex(UNBOUND_BY_CLASS, (c) => (c.status?.phase === 'Bound' ? [] : [requestedClassName(c) ?? '']));
     // Registered before any controller's handlers, so a class event's fan-out already reads the new list.

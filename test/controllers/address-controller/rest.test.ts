@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ResourceWriter, RestClient } from '../../../controllers/address-controller/rest.js';
+import { ResourceClient, RestClient } from '../../../controllers/address-controller/rest.js';
 import { apiError, isConflict, isNotFound, type KubeObject } from '../../../controllers/runtime/kube.js';
 import { FakeApiserver } from '../../support/fake-apiserver.js';
 
@@ -24,10 +24,10 @@ afterEach(async () => {
   await server.stop();
 });
 
-describe('RestClient and ResourceWriter (the core’s writes on the short path)', () => {
+describe('RestClient and ResourceClient (the core’s writes on the short path)', () => {
   it('PUTs the object to its path and resolves with what the apiserver stored', async () => {
     server.objects.set(addressPath, stored('5'));
-    const writer = new ResourceWriter<KubeObject & { spec: { className: string } }>(new RestClient(server.kubeConfig()), ADDRESSES);
+    const writer = new ResourceClient<KubeObject & { spec: { className: string } }>(new RestClient(server.kubeConfig()), ADDRESSES);
     const written = await writer.replace({ ...stored('5'), spec: { className: 'other', address: '203.0.113.7' } } as never);
     expect(written.metadata.resourceVersion).not.toBe('5');
     expect(written.spec.className).toBe('other');
@@ -35,7 +35,7 @@ describe('RestClient and ResourceWriter (the core’s writes on the short path)'
   });
 
   it('addresses a namespaced object, and its status subresource, by namespace and name', async () => {
-    const writer = new ResourceWriter<KubeObject>(new RestClient(server.kubeConfig()), CLAIMS);
+    const writer = new ResourceClient<KubeObject>(new RestClient(server.kubeConfig()), CLAIMS);
     const claim = { apiVersion: 'local.sdn.cozystack.io/v1alpha1', kind: 'IPAddressClaim', metadata: { name: 'web', namespace: 'tenant-a', resourceVersion: '1' } };
     await writer.replaceStatus(claim).catch(() => undefined);
     await writer.replace(claim).catch(() => undefined);
@@ -47,7 +47,7 @@ describe('RestClient and ResourceWriter (the core’s writes on the short path)'
 
   it('a stale write is client-node’s ApiException 409, read by isConflict and apiError as before', async () => {
     server.objects.set(addressPath, stored('5'));
-    const writer = new ResourceWriter<KubeObject>(new RestClient(server.kubeConfig()), ADDRESSES);
+    const writer = new ResourceClient<KubeObject>(new RestClient(server.kubeConfig()), ADDRESSES);
     const error = await writer.replace(stored('4')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(k8s.ApiException);
     expect(isConflict(error)).toBe(true);
@@ -86,6 +86,41 @@ describe('RestClient and ResourceWriter (the core’s writes on the short path)'
       kc.users[0] = { ...kc.users[0]!, token };
       await expect(rest.request('GET', '/x')).resolves.toEqual({ ok: true });
       expect(seen).toEqual(['Bearer old', 'Bearer old', 'Bearer old', 'Bearer new']);
+    } finally {
+      api.closeAllConnections();
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+
+  it('lists in pages of 500 with the continue token, as client-go’s reflector, and returns the list’s resourceVersion', async () => {
+    const asked: string[] = [];
+    const all = Array.from({ length: 1_234 }, (_, i) => ({ apiVersion: 'v', kind: 'IPAddress', metadata: { name: `a${i}`, resourceVersion: String(i) } }));
+    const api = createServer((req, res) => {
+      asked.push(req.url!);
+      const url = new URL(req.url!, 'http://x');
+      const from = Number(url.searchParams.get('continue') ?? 0);
+      const limit = Number(url.searchParams.get('limit'));
+      const next = from + limit < all.length ? String(from + limit) : undefined;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'IPAddressList', metadata: { resourceVersion: '9000', ...(next ? { continue: next } : {}) }, items: all.slice(from, from + limit) }));
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    try {
+      const kc = new k8s.KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'c', server: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, skipTLSVerify: true }],
+        users: [{ name: 'u', token: 't' }],
+        contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
+        currentContext: 'c',
+      });
+      const listed = await new ResourceClient<KubeObject>(new RestClient(kc), ADDRESSES).list();
+      expect(listed.items.map((i) => i.metadata.name)).toEqual(all.map((i) => i.metadata.name));
+      expect(listed.metadata.resourceVersion).toBe('9000');
+      expect(asked).toEqual([
+        '/apis/local.sdn.cozystack.io/v1alpha1/ipaddresses?limit=500',
+        '/apis/local.sdn.cozystack.io/v1alpha1/ipaddresses?limit=500&continue=500',
+        '/apis/local.sdn.cozystack.io/v1alpha1/ipaddresses?limit=500&continue=1000',
+      ]);
     } finally {
       api.closeAllConnections();
       await new Promise((resolve) => api.close(resolve));
