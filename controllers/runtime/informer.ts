@@ -3,9 +3,14 @@
  * informer lacks (docs/runtime.md): it resumes from the last resourceVersion,
  * relists on 410 Gone, restarts with backoff (1 s doubling to 30 s) on any
  * other error, and a watchdog aborts a watch that has been silent too long.
- * Secondary indexes map index values to object keys.
+ * Secondary indexes map index values to object keys. The watch request is made
+ * here (openWatch), not by client-node's Watch: the same request and events,
+ * without node-fetch's stream and readline in front of every line.
  */
-import * as k8s from '@kubernetes/client-node';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { StringDecoder } from 'node:string_decoder';
+import type * as k8s from '@kubernetes/client-node';
 import { apiError, keyOf, type KubeObject } from './kube.js';
 import type { Logger } from './log.js';
 
@@ -194,67 +199,65 @@ export class Informer<T extends KubeObject> {
         watchdog.unref();
       };
       pet();
-      const watch = new k8s.Watch(this.options.kubeConfig);
       this.watchPending = true;
-      watch
-        .watch(
-          this.options.path,
-          {
-            resourceVersion: this.resourceVersion,
-            allowWatchBookmarks: true,
-            timeoutSeconds: this.options.watchTimeoutSeconds ?? 240,
-          },
-          (phase: string, object: T & { code?: number }) => {
-            if (this.stopped) {
-              return; // an abandoned watch that answered after stop()
-            }
-            pet();
-            if (phase === 'ERROR') {
-              if (object.code === 410) {
-                this.options.log.info('resourceVersion too old (410 Gone); relisting', { informer: this.options.name });
-                this.resourceVersion = undefined; // too old: relist
-                finish();
-              } else {
-                finish(new Error(`watch error: ${JSON.stringify(object)}`));
-              }
-              return;
-            }
-            const rv = object.metadata?.resourceVersion;
-            if (rv) {
-              this.resourceVersion = rv;
-            }
-            if (phase === 'BOOKMARK') {
-              return;
-            }
-            const key = keyOf(object);
-            if (phase === 'DELETED') {
-              if (this.cache.has(key)) {
-                this.remove(key, object);
-              } else {
-                this.bury(key, object); // never cached, but a late answer to a write must not bring it in
-              }
-            } else {
-              this.upsert(key, object);
-            }
-          },
-          (error: unknown) => {
-            if (error && (error as { name?: string }).name !== 'AbortError' && !this.stopped) {
-              finish(error);
-            } else {
-              finish();
-            }
-          },
-        )
-        .then((controller) => {
-          this.watchPending = false;
-          this.abort = controller;
-          if (this.stopped || settled) {
-            controller.abort();
+      openWatch(
+        this.options.kubeConfig,
+        this.options.path,
+        {
+          resourceVersion: this.resourceVersion,
+          allowWatchBookmarks: true,
+          timeoutSeconds: this.options.watchTimeoutSeconds ?? 240,
+        },
+        (phase: string, object: T & { code?: number }) => {
+          if (this.stopped) {
+            return; // an abandoned watch that answered after stop()
           }
-        }, (error: unknown) => {
-          this.watchPending = false;
-          finish(error);
-        });
+          pet();
+          if (phase === 'ERROR') {
+            if (object.code === 410) {
+              this.options.log.info('resourceVersion too old (410 Gone); relisting', { informer: this.options.name });
+              this.resourceVersion = undefined; // too old: relist
+              finish();
+            } else {
+              finish(new Error(`watch error: ${JSON.stringify(object)}`));
+            }
+            return;
+          }
+          const rv = object.metadata?.resourceVersion;
+          if (rv) {
+            this.resourceVersion = rv;
+          }
+          if (phase === 'BOOKMARK') {
+            return;
+          }
+          const key = keyOf(object);
+          if (phase === 'DELETED') {
+            if (this.cache.has(key)) {
+              this.remove(key, object);
+            } else {
+              this.bury(key, object); // never cached, but a late answer to a write must not bring it in
+            }
+          } else {
+            this.upsert(key, object);
+          }
+        },
+        (error: unknown) => {
+          if (error && (error as { name?: string }).name !== 'AbortError' && !this.stopped) {
+            finish(error);
+          } else {
+            finish();
+          }
+        },
+      ).then((controller) => {
+        this.watchPending = false;
+        this.abort = controller;
+        if (this.stopped || settled) {
+          controller.abort();
+        }
+      }, (error: unknown) => {
+        this.watchPending = false;
+        finish(error);
+      });
     });
   }
 
@@ -360,4 +363,90 @@ function isNewer(version: string | undefined, cached: string | undefined): boole
     return BigInt(version) > BigInt(cached);
   }
   return true;
+}
+
+type WatchCallback = (phase: string, object: never) => void;
+
+/**
+ * One watch request, as client-node's `Watch.watch` makes it: GET `path` with
+ * watch=true and `params`, each line of the answer a JSON event handed to
+ * `onEvent` (a line that does not parse, or whose handling throws, is skipped,
+ * as there), `onDone` called once when the answer ends, fails or is aborted.
+ * Resolves with the request's AbortController once the apiserver answered (or
+ * the request failed). The socket comes from the KubeConfig's agent (shared
+ * keep-alive connections, runtime/connections.ts) with TCP keep-alive on.
+ */
+async function openWatch(
+  kubeConfig: k8s.KubeConfig,
+  path: string,
+  params: Record<string, string | number | boolean | undefined>,
+  onEvent: WatchCallback,
+  onDone: (error: unknown) => void,
+): Promise<AbortController> {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) {
+    throw new Error('No currently active cluster');
+  }
+  const url = new URL(cluster.server + path);
+  url.searchParams.set('watch', 'true');
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined) {
+      url.searchParams.set(key, String(value));
+    }
+  }
+  const options: https.RequestOptions = {};
+  await kubeConfig.applyToHTTPSOptions(options);
+  const controller = new AbortController();
+  let done = false;
+  const finish = (error: unknown) => {
+    if (!done) {
+      done = true;
+      controller.abort();
+      onDone(error);
+    }
+  };
+  return new Promise<AbortController>((resolve) => {
+    const request = (url.protocol === 'http:' ? http : https).request(
+      url,
+      { ...options, method: 'GET', signal: controller.signal, headers: { ...(options.headers as http.OutgoingHttpHeaders | undefined), Accept: 'application/json' } },
+      (response) => {
+        response.socket?.setKeepAlive(true, 30_000);
+        const code = response.statusCode ?? 0;
+        if (code !== 200) {
+          response.resume();
+          finish(Object.assign(new Error(response.statusMessage || http.STATUS_CODES[code] || 'Internal Server Error'), { statusCode: code }));
+          resolve(controller);
+          return;
+        }
+        const decoder = new StringDecoder('utf8');
+        let partial = '';
+        response.on('data', (chunk: Buffer) => {
+          const text = partial + decoder.write(chunk);
+          let start = 0;
+          for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
+            const line = text.charCodeAt(end - 1) === 13 ? text.slice(start, end - 1) : text.slice(start, end);
+            start = end + 1;
+            if (line.length > 0) {
+              try {
+                const event = JSON.parse(line) as { type: string; object: never };
+                onEvent(event.type, event.object);
+              } catch {
+                // as client-node's Watch: a line that does not parse is skipped
+              }
+            }
+          }
+          partial = text.slice(start);
+        });
+        response.on('error', finish);
+        response.on('end', () => finish(null));
+        response.on('close', () => finish(null));
+        resolve(controller);
+      },
+    );
+    request.on('error', (error) => {
+      finish(error);
+      resolve(controller);
+    });
+    request.end();
+  });
 }
