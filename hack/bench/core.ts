@@ -80,7 +80,12 @@ const burstTimeoutMs = (n: number) => Math.max(15 * 60_000, n * 200);
 
 type Watched = { metadata: k8s.V1ObjectMeta; status?: { phase?: string } };
 
-/** Calls `done` once `count` distinct objects under `path` have met `test`. */
+/**
+ * Calls `done` once `count` distinct objects under `path` have met `test`. A watch
+ * the apiserver ends (it closes a watcher that falls behind, as the bench's own can
+ * under a 10,000-claim burst on two cores) is opened again from the current state
+ * (every object comes again as ADDED; names already seen count once).
+ */
 async function watchUntil(
   kubeConfig: k8s.KubeConfig,
   path: string,
@@ -89,21 +94,38 @@ async function watchUntil(
 ): Promise<{ done: Promise<void>; seen: () => number; stop: () => void }> {
   const seen = new Set<string>();
   let resolve!: () => void;
-  const done = new Promise<void>((r) => (resolve = r));
-  const controller = await new k8s.Watch(kubeConfig).watch(
-    path,
-    {},
-    (_type: string, object: Watched) => {
-      if (test(object) && !seen.has(object.metadata.name!)) {
-        seen.add(object.metadata.name!);
-        if (seen.size === count) {
-          resolve();
+  let stopped = false;
+  const done = new Promise<void>((r) => (resolve = r)).then(() => void (stopped = true));
+  let controller: AbortController | undefined;
+  const reopen = () => {
+    if (!stopped) {
+      setTimeout(() => void open().catch(reopen), 200);
+    }
+  };
+  const open = async (): Promise<void> => {
+    controller = await new k8s.Watch(kubeConfig).watch(
+      path,
+      {},
+      (_type: string, object: Watched) => {
+        if (test(object) && !seen.has(object.metadata.name!)) {
+          seen.add(object.metadata.name!);
+          if (seen.size === count) {
+            resolve();
+          }
         }
-      }
+      },
+      reopen,
+    );
+  };
+  await open();
+  return {
+    done,
+    seen: () => seen.size,
+    stop: () => {
+      stopped = true;
+      controller?.abort();
     },
-    () => undefined,
-  );
-  return { done, seen: () => seen.size, stop: () => controller.abort() };
+  };
 }
 
 /** Resolves once the process used under 1 % of a core over half a second (at most a minute). */
