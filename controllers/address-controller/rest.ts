@@ -25,6 +25,9 @@ import type { KubeObject, ResourceRef } from '../runtime/kube.js';
  */
 const SETTINGS_TTL_MS = 10_000;
 
+/** How long one request may wait for its whole answer. */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
 interface Settings {
   readonly module: typeof http | typeof https;
   readonly base: http.RequestOptions;
@@ -137,6 +140,10 @@ function send<T>(settings: Settings, method: string, path: string, body: unknown
         );
       });
     });
+    // A write the apiserver never answers (a connection gone silent) fails instead of holding its worker forever.
+    const timer = setTimeout(() => req.destroy(new Error(`${method} ${path}: no answer in ${REQUEST_TIMEOUT_MS / 1000} s`)), REQUEST_TIMEOUT_MS);
+    timer.unref();
+    req.on('close', () => clearTimeout(timer));
     req.on('error', reject);
     req.end(payload);
   });
