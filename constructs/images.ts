@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:ed584a0c8987f0b068dc8019cc73753439e75073008d257a59da6c3cb4602957',
+    digest: 'sha256:1eb60149d51a902f27d721cf1558b34d51c269398af44473f0513600cac21e86',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:2f8d2f3ac226f5014e1453a6132d8ec0ec1095b8df45463891cd0cbd39ec6489',
+    digest: 'sha256:4ec91178eda7ba6fa6dd37c8a61dec7c1d59c20446fd6392fdf40e680d1899df',
   },
 } as const satisfies Record<string, ImagePin>;
 
