@@ -13,20 +13,9 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Targets } from './bench/targets.js';
-import { benchPoolFor } from './bench/e2e-pool.js';
+import { claimCount } from './bench/e2e-pool.js';
 import { EXIT, InputError, isMain, parseArgs, runTool, toolParser, ToolError } from '../lib/cli.js';
 import { REPO_ROOT } from './lib/paths.js';
-
-/** BENCH_E2E_CLAIMS as a claim count; bad input unless a positive integer. */
-export function claimCount(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.BENCH_E2E_CLAIMS ?? '1000';
-  if (!/^[1-9][0-9]*$/.test(raw.trim())) {
-    throw new InputError(`BENCH_E2E_CLAIMS=${JSON.stringify(raw)}: expected a positive integer (default 1000)`);
-  }
-  const count = Number(raw.trim());
-  benchPoolFor(count); // a count beyond the range is refused before anything starts
-  return count;
-}
 
 /** The control-plane binaries, or one line saying how to get them. */
 async function requireBinaries(): Promise<void> {
@@ -58,19 +47,9 @@ export async function main(argv: string[]): Promise<number> {
     throw new ToolError(['npm run build failed'], EXIT.INTERNAL);
   }
   const { benchEndToEnd } = await import('./bench/e2e.js');
-  const { checkEndToEnd } = await import('./bench/e2e-targets.js');
+  const { checkEndToEnd, describeEndToEnd } = await import('./bench/e2e-targets.js');
   const run = await benchEndToEnd(claims);
-  process.stdout.write(
-    `bench e2e: ${run.claims} claims Bound at ${run.claimsPerSecond.toFixed(1)} claims/s, p50 ${run.p50Seconds.toFixed(2)} s, p99 ${run.p99Seconds.toFixed(2)} s; ` +
-      `${run.writesPerClaim.toFixed(1)} writes/claim by the controllers, ${run.allWritesPerClaim.toFixed(1)} in all; peak RSS core ${run.coreRssMiB.toFixed(0)} MiB, driver ${run.driverRssMiB.toFixed(0)} MiB\n` +
-      [...run.writes].sort((a, b) => b[1] - a[1]).map(([k, v]) => `  ${k}: ${(v / run.claims).toFixed(2)}/claim`).join('\n') + '\n',
-  );
-  if (run.ceiling) {
-    process.stdout.write(
-      `apiserver ceiling: a plain client making a claim's writes reaches ${run.ceiling.claimsPerSecond.toFixed(1)} claims/s (${run.ceiling.writesPerSecond.toFixed(0)} writes/s); ` +
-        `ours is ${((100 * run.claimsPerSecond) / run.ceiling.claimsPerSecond).toFixed(0)} % of it\n`,
-    );
-  }
+  process.stdout.write(describeEndToEnd(run));
   const targets = new Targets();
   checkEndToEnd(targets, run);
   return targets.report() === 0 ? EXIT.OK : EXIT.CHECK_FAILED;

@@ -13,7 +13,8 @@
  *                  apiserver at N = 100 / 1,000 / 3,000 / 10,000 ($BENCH_CORE_SIZES,
  *                  $BENCH_CORE_ROUNDS), against the Go upstream when
  *                  $UPSTREAM_ADDRESS_CONTROLLER names its binary
- *   e2e            hack/bench/e2e.ts: 1,000 claims through core, driver and MetalLB
+ *   e2e            hack/bench/e2e.ts: $BENCH_E2E_CLAIMS (1,000) claims through core, driver and
+ *                  MetalLB, with the apiserver's ceiling measured in the same run
  *   (core and e2e need the e2e binaries; BENCH_E2E=0 skips them)
  *   datapath       hack/bench/datapath.ts: real packets through MetalLB's speaker and
  *                  kube-proxy in network namespaces (docs/datapath.md): attach latency
@@ -44,10 +45,11 @@ import { binaries } from '../test/e2e/support/binaries.js';
 import { benchCoreSize, checkCore, DEFAULT_CORE_SIZES, type CoreSize } from './bench/core.js';
 import { dataPathSizes, dataPathUnavailable } from './bench/datapath-setup.js';
 import { benchEndToEnd } from './bench/e2e.js';
-import { checkEndToEnd } from './bench/e2e-targets.js';
+import { claimCount } from './bench/e2e-pool.js';
+import { checkEndToEnd, describeEndToEnd } from './bench/e2e-targets.js';
 import { Targets } from './bench/targets.js';
 import { benchSynthVsHelm, RENDERED_CHARTS } from './bench/synth-vs-helm.js';
-import { parseArgsOrExit, toolParser } from '../lib/cli.js';
+import { parseArgsOrExit, reportError, toolParser } from '../lib/cli.js';
 
 parseArgsOrExit(
   'bench',
@@ -58,6 +60,14 @@ parseArgsOrExit(
   ),
   process.argv.slice(2),
 );
+
+// Bad settings are refused before the first figure, not after the minutes the earlier ones take.
+let e2eClaims = 0;
+try {
+  e2eClaims = claimCount();
+} catch (error) {
+  process.exit(reportError('bench', error));
+}
 
 const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -251,12 +261,8 @@ if (process.env.BENCH_E2E === 'core') {
   process.stdout.write('bench e2e: skipped: BENCH_E2E=core\n');
   targets.skipped('end to end', 'BENCH_E2E=core');
 } else if (built && process.env.BENCH_E2E !== '0') {
-  const e2e = await benchEndToEnd(Number(process.env.BENCH_E2E_CLAIMS ?? 1000));
-  process.stdout.write(
-    `bench e2e: ${e2e.claims} claims Bound at ${e2e.claimsPerSecond.toFixed(1)} claims/s, p50 ${e2e.p50Seconds.toFixed(2)} s, p99 ${e2e.p99Seconds.toFixed(2)} s; ` +
-      `writes/claim ${e2e.writesPerClaim.toFixed(1)} by the controllers, ${e2e.allWritesPerClaim.toFixed(1)} in all (MetalLB's and the apiserver's own included); ` +
-      `peak RSS core ${e2e.coreRssMiB.toFixed(0)} MiB, driver ${e2e.driverRssMiB.toFixed(0)} MiB; ledger accounted\n`,
-  );
+  const e2e = await benchEndToEnd(e2eClaims);
+  process.stdout.write(describeEndToEnd(e2e));
   checkEndToEnd(targets, e2e);
 }
 {

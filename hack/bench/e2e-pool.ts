@@ -27,3 +27,14 @@ export function benchPoolFor(claims: number): string {
 export function benchBoundMs(claims: number): number {
   return Math.max(SHORTEST_BOUND_MS, (claims / SLOWEST_CLAIMS_PER_SECOND) * 1000);
 }
+
+/** BENCH_E2E_CLAIMS as a claim count; bad input unless a positive integer. */
+export function claimCount(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.BENCH_E2E_CLAIMS ?? '1000';
+  if (!/^[1-9][0-9]*$/.test(raw.trim())) {
+    throw new InputError(`BENCH_E2E_CLAIMS=${JSON.stringify(raw)}: expected a positive integer (default 1000)`);
+  }
+  const count = Number(raw.trim());
+  benchPoolFor(count); // a count beyond the range is refused before anything starts
+  return count;
+}

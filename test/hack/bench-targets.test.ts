@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EndToEndRun } from '../../hack/bench/e2e.js';
-import { checkEndToEnd } from '../../hack/bench/e2e-targets.js';
+import { checkEndToEnd, describeEndToEnd, rssBoundMiB } from '../../hack/bench/e2e-targets.js';
 import { Targets } from '../../hack/bench/targets.js';
 import { checkCore, roundsDone, slopeKiBPer1000, type CoreRun, type CoreSize } from '../../hack/bench/core.js';
 
@@ -25,14 +25,35 @@ function report(r: EndToEndRun): { code: number; text: string } {
 }
 
 describe("the end-to-end figure's targets (npm run bench and npm run bench:e2e)", () => {
+  // Issue 25's targets: ≥ 40 claims/s, ≤ 8 writes per claim, ≤ 100 MiB per controller at 1,000 claims, +25 MiB per further 1,000.
+  const good: EndToEndRun = { ...run, claimsPerSecond: 41, writesPerClaim: 8, coreRssMiB: 92, driverRssMiB: 100 };
+
   it('all met: exit 0', () => {
-    expect(report(run)).toMatchObject({ code: 0 });
+    expect(report(good)).toMatchObject({ code: 0 });
   });
 
-  it("a driver at 122 MiB misses its bound: MISS in the table, exit 1", () => {
-    const { code, text } = report({ ...run, driverRssMiB: 122 });
+  it("issue 25's baseline (28.2 claims/s, 11.0 writes per claim, driver 119 MiB) misses three: MISS for each, exit 1", () => {
+    const { code, text } = report(run);
     expect(code).toBe(1);
-    expect(text).toContain('MISS peak RSS driver at 1000 claims (MiB): 122.00 (target ≤ 120)');
+    expect(text).toContain('MISS end to end claims/s at 1000 claims: 28.20 (target ≥ 40)');
+    expect(text).toContain("MISS end to end writes per claim (the controllers'): 11.00 (target ≤ 8)");
+    expect(text).toContain('MISS peak RSS driver at 1000 claims (MiB): 119.00 (target ≤ 100)');
+    expect(text).toContain('ok   peak RSS core at 1000 claims (MiB): 100.00 (target ≤ 100)');
+  });
+
+  it('the RSS bound grows by 25 MiB per 1,000 claims past 1,000 and is flat below', () => {
+    expect([100, 1000, 2000, 3000, 10000].map(rssBoundMiB)).toEqual([100, 100, 125, 150, 325]);
+    const { code, text } = report({ ...good, claims: 3000, driverRssMiB: 151 });
+    expect(code).toBe(1);
+    expect(text).toContain('MISS peak RSS driver at 3000 claims (MiB): 151.00 (target ≤ 150)');
+  });
+
+  it('the report names the figures and, when measured, the apiserver ceiling and our fraction of it', () => {
+    const text = describeEndToEnd({ ...good, writes: new Map([['ipaddressclaims/status', 2000]]), ceiling: { claimsPerSecond: 50, writesPerSecond: 600 } });
+    expect(text).toContain('bench e2e: 1000 claims Bound at 41.0 claims/s');
+    expect(text).toContain('  ipaddressclaims/status: 2.00/claim');
+    expect(text).toContain('reaches 50.0 claims/s (600 writes/s); ours is 82 % of it');
+    expect(describeEndToEnd(good)).not.toContain('ceiling');
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseRange } from '../../../api/ip.js';
-import { benchBoundMs, benchPoolFor } from '../../../hack/bench/e2e-pool.js';
+import { benchBoundMs, benchPoolFor, claimCount } from '../../../hack/bench/e2e-pool.js';
 import { InputError } from '../../../lib/errors.js';
 
 const size = (cidr: string) => {
@@ -32,5 +32,15 @@ describe('the end-to-end bench’s pool', () => {
   it('bounds a run at five minutes, or longer for a size that binds slower than 5 claims/s would', () => {
     expect(benchBoundMs(1_000)).toBe(300_000);
     expect(benchBoundMs(10_000)).toBe(2_000_000);
+  });
+
+  it('reads BENCH_E2E_CLAIMS for both bench commands: 1,000 by default, a positive integer, within the range', () => {
+    expect(claimCount({})).toBe(1_000);
+    expect(claimCount({ BENCH_E2E_CLAIMS: ' 3000 ' })).toBe(3_000);
+    for (const bad of ['0', '-5', '1e3', 'x', '']) {
+      expect(() => claimCount({ BENCH_E2E_CLAIMS: bad })).toThrow(InputError);
+    }
+    expect(() => claimCount({ BENCH_E2E_CLAIMS: '0' })).toThrow('BENCH_E2E_CLAIMS="0": expected a positive integer (default 1000)');
+    expect(() => claimCount({ BENCH_E2E_CLAIMS: '110000' })).toThrow('more than the 131072 of the benchmarking range');
   });
 });
