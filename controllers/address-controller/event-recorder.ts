@@ -1,40 +1,24 @@
 /**
  * The core's Events on the short path (rest.ts): the same core/v1 Event as
- * runtime/events.ts's ApiEventRecorder writes (name, namespace, involved
- * object, reason, message, source, timestamps, count 1), the same one-per-window
- * rule for an identical event, a failed write logged and never thrown into a
- * reconcile. What differs is cost and order:
+ * runtime/events.ts's ApiEventRecorder writes (eventBody), the same
+ * one-per-window rule for an identical event (RepeatWindow), a failed write
+ * logged and never thrown into a reconcile. What differs is cost and order:
  *
  * - Events are written one at a time, in the order they were recorded, as
  *   client-go's broadcaster does (upstream's controllers record through it):
  *   under a burst the apiserver serves the writes claims wait for first, and the
  *   Events follow; each keeps the time it was recorded at.
  * - The body goes out as JSON without client-node's serializer.
- * - The window's book is kept in the order events were recorded, so forgetting
- *   expired entries reads only those (the runtime's scans the whole book on every
- *   event once it passes 10,000: a burst of 10,000 claims records 20,000 events
- *   within the window).
  */
-import type { EventRecorder, EventType } from '../runtime/events.js';
+import { eventBody, RepeatWindow, type EventBody, type EventRecorder, type EventType } from '../runtime/events.js';
 import { apiError, type KubeObject } from '../runtime/kube.js';
 import type { Logger } from '../runtime/log.js';
 import type { RestClient } from './rest.js';
 
-/** The same event for the same object again within this window is not written again. */
-export const REPEAT_WINDOW_MS = 60_000;
-
-interface PendingEvent {
-  readonly namespace: string;
-  readonly body: object;
-  readonly reason: string;
-  readonly object: string | undefined;
-}
-
 export class RestEventRecorder implements EventRecorder {
-  /** key → when it was written; insertion order is time order (a rewrite moves the key to the end). */
-  private readonly recent = new Map<string, number>();
+  private readonly window = new RepeatWindow();
   /** Recorded, not yet written: `queue[head..]`, oldest first. */
-  private queue: PendingEvent[] = [];
+  private queue: EventBody[] = [];
   private head = 0;
   private writing = false;
 
@@ -46,38 +30,11 @@ export class RestEventRecorder implements EventRecorder {
   ) {}
 
   event(object: KubeObject, type: EventType, reason: string, message: string): void {
-    const meta = object.metadata;
-    const key = `${meta.uid ?? `${meta.namespace}/${meta.name}`}\u0000${reason}\u0000${message}`;
     const now = this.clock();
-    const nowMs = now.getTime();
-    this.forgetBefore(nowMs - REPEAT_WINDOW_MS);
-    if (this.recent.has(key)) {
-      return; // written within the window (anything older was just forgotten)
+    if (this.window.seen(object, reason, message, now.getTime())) {
+      return;
     }
-    this.recent.set(key, nowMs);
-    // Events of cluster-scoped objects live in `default`, as kubectl expects.
-    const namespace = meta.namespace || 'default';
-    const at = now.toISOString();
-    const body = {
-      metadata: { name: `${meta.name}.${nowMs.toString(16)}${suffix()}`, namespace },
-      involvedObject: {
-        apiVersion: object.apiVersion,
-        kind: object.kind,
-        name: meta.name,
-        namespace: meta.namespace,
-        uid: meta.uid,
-        resourceVersion: meta.resourceVersion,
-      },
-      type,
-      reason,
-      message,
-      source: { component: this.component },
-      firstTimestamp: at,
-      lastTimestamp: at,
-      count: 1,
-      reportingComponent: this.component,
-    };
-    this.queue.push({ namespace, body, reason, object: meta.name });
+    this.queue.push(eventBody(object, type, reason, message, this.component, now));
     void this.drain();
   }
 
@@ -101,9 +58,9 @@ export class RestEventRecorder implements EventRecorder {
           this.head = 0;
         }
         try {
-          await this.rest.request('POST', `/api/v1/namespaces/${encodeURIComponent(next.namespace)}/events`, next.body);
+          await this.rest.request('POST', `/api/v1/namespaces/${encodeURIComponent(next.metadata.namespace)}/events`, next);
         } catch (error) {
-          this.log.warn('event not recorded', { reason: next.reason, object: next.object, error: apiError(error) });
+          this.log.warn('event not recorded', { reason: next.reason, object: next.involvedObject.name, error: apiError(error) });
         }
       }
     } finally {
@@ -111,25 +68,8 @@ export class RestEventRecorder implements EventRecorder {
     }
   }
 
-  /** Entries written at or before `cutoff` go; they are the oldest, at the front of the map. */
-  private forgetBefore(cutoff: number): void {
-    for (const [key, at] of this.recent) {
-      if (at > cutoff) {
-        return;
-      }
-      this.recent.delete(key);
-    }
-  }
-
   /** Entries within the window, for tests. */
   get size(): number {
-    return this.recent.size;
+    return this.window.size;
   }
-}
-
-/** Four hex digits, as the runtime's two random bytes: the name only has to differ from its neighbours'. */
-function suffix(): string {
-  return Math.floor(Math.random() * 0x10000)
-    .toString(16)
-    .padStart(4, '0');
 }

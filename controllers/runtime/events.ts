@@ -20,16 +20,95 @@ export function warnAndRethrow(events: EventRecorder, object: KubeObject, reason
 }
 
 /** The same event for the same object again within this window is not written again. */
-const REPEAT_WINDOW_MS = 60_000;
+export const REPEAT_WINDOW_MS = 60_000;
 
 /**
- * Writes core/v1 Events; a failed write is logged, never thrown into a
- * reconcile. Level-triggered reconcilers repeat themselves, so an identical
- * event (object, reason, message) is written once per window, not per pass.
+ * Which events were written within the window, for both recorders. Level-triggered
+ * reconcilers repeat themselves, so an identical event (object, reason, message) is
+ * written once per window, not per pass. The book is kept in the order events were
+ * written, so forgetting the expired ones reads only those (a burst of 10,000 claims
+ * records 20,000 events within one window).
+ */
+export class RepeatWindow {
+  /** key → when it was written; insertion order is time order. */
+  private readonly written = new Map<string, number>();
+
+  /** True when an identical event was written within the window; otherwise it counts as written at `nowMs`. */
+  seen(object: KubeObject, reason: string, message: string, nowMs: number): boolean {
+    for (const [key, at] of this.written) {
+      if (at > nowMs - REPEAT_WINDOW_MS) {
+        break;
+      }
+      this.written.delete(key);
+    }
+    const meta = object.metadata;
+    const key = `${meta.uid ?? `${meta.namespace}/${meta.name}`}\u0000${reason}\u0000${message}`;
+    if (this.written.has(key)) {
+      return true;
+    }
+    this.written.set(key, nowMs);
+    return false;
+  }
+
+  /** Entries within the window, for tests. */
+  get size(): number {
+    return this.written.size;
+  }
+}
+
+/** A core/v1 Event as both recorders write it, timestamps as the RFC 3339 text the apiserver keeps. */
+export interface EventBody {
+  readonly metadata: { readonly name: string; readonly namespace: string };
+  readonly involvedObject: {
+    readonly apiVersion?: string;
+    readonly kind?: string;
+    readonly name?: string;
+    readonly namespace?: string;
+    readonly uid?: string;
+    readonly resourceVersion?: string;
+  };
+  readonly type: EventType;
+  readonly reason: string;
+  readonly message: string;
+  readonly source: { readonly component: string };
+  readonly firstTimestamp: string;
+  readonly lastTimestamp: string;
+  readonly count: 1;
+  readonly reportingComponent: string;
+}
+
+export function eventBody(object: KubeObject, type: EventType, reason: string, message: string, component: string, now: Date): EventBody {
+  const meta = object.metadata;
+  const at = now.toISOString();
+  return {
+    // Events of cluster-scoped objects live in `default`, as kubectl expects.
+    metadata: { name: `${meta.name}.${now.getTime().toString(16)}${randomBytes(2).toString('hex')}`, namespace: meta.namespace || 'default' },
+    involvedObject: {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      name: meta.name,
+      namespace: meta.namespace,
+      uid: meta.uid,
+      resourceVersion: meta.resourceVersion,
+    },
+    type,
+    reason,
+    message,
+    source: { component },
+    firstTimestamp: at,
+    lastTimestamp: at,
+    count: 1,
+    reportingComponent: component,
+  };
+}
+
+/**
+ * Writes core/v1 Events through client-node; a failed write is logged, never
+ * thrown into a reconcile; an identical event once per window (RepeatWindow).
  */
 export class ApiEventRecorder implements EventRecorder {
   private readonly api: k8s.CoreV1Api;
-  private readonly recent = new Map<string, number>();
+  private readonly window = new RepeatWindow();
 
   constructor(
     kc: k8s.KubeConfig,
@@ -40,44 +119,14 @@ export class ApiEventRecorder implements EventRecorder {
   }
 
   event(object: KubeObject, type: EventType, reason: string, message: string): void {
-    const meta = object.metadata;
-    const key = `${meta.uid ?? `${meta.namespace}/${meta.name}`}\u0000${reason}\u0000${message}`;
     const now = new Date();
-    const nowMs = now.getTime();
-    if ((this.recent.get(key) ?? -Infinity) > nowMs - REPEAT_WINDOW_MS) {
+    if (this.window.seen(object, reason, message, now.getTime())) {
       return;
     }
-    this.recent.set(key, nowMs);
-    if (this.recent.size > 10_000) {
-      for (const [k, at] of this.recent) {
-        if (at <= nowMs - REPEAT_WINDOW_MS) {
-          this.recent.delete(k);
-        }
-      }
-    }
-    // Events of cluster-scoped objects live in `default`, as kubectl expects.
-    const namespace = meta.namespace || 'default';
-    const body: k8s.CoreV1Event = {
-      metadata: { name: `${meta.name}.${now.getTime().toString(16)}${randomBytes(2).toString('hex')}`, namespace },
-      involvedObject: {
-        apiVersion: object.apiVersion,
-        kind: object.kind,
-        name: meta.name,
-        namespace: meta.namespace,
-        uid: meta.uid,
-        resourceVersion: meta.resourceVersion,
-      },
-      type,
-      reason,
-      message,
-      source: { component: this.component },
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-      reportingComponent: this.component,
-    };
-    this.api.createNamespacedEvent({ namespace, body }).catch((error: unknown) => {
-      this.log.warn('event not recorded', { reason, object: meta.name, error: apiError(error) });
+    const body = eventBody(object, type, reason, message, this.component, now);
+    // client-node's serializer wants Dates where the body has their text.
+    this.api.createNamespacedEvent({ namespace: body.metadata.namespace, body: { ...body, firstTimestamp: now, lastTimestamp: now } }).catch((error: unknown) => {
+      this.log.warn('event not recorded', { reason, object: object.metadata.name, error: apiError(error) });
     });
   }
 }

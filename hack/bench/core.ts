@@ -320,14 +320,8 @@ export async function benchCoreSize(n: number, upstreamBinary?: string, fixedRou
   return size;
 }
 
-export interface CoreSummary {
-  readonly claimsPerSecond: number;
-  readonly cpuMsPerClaim: number;
-  readonly controlPlaneCpuMsPerClaim: number;
-  readonly peakRssMiB: number;
-  readonly restRssMiB: number;
-  readonly settleSeconds: number;
-}
+/** A size's figures: the medians of its runs' own. */
+export type CoreSummary = Omit<CoreRun, 'implementation' | 'n'>;
 
 /** Medians of each figure over the runs. */
 export function summarize(runs: readonly CoreRun[]): CoreSummary {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { REPEAT_WINDOW_MS, RestEventRecorder } from '../../../controllers/address-controller/event-recorder.js';
+import { RestEventRecorder } from '../../../controllers/address-controller/event-recorder.js';
+import { REPEAT_WINDOW_MS } from '../../../controllers/runtime/events.js';
 import { RestClient } from '../../../controllers/address-controller/rest.js';
 import { ApiEventRecorder } from '../../../controllers/runtime/events.js';
 import { silentLogger } from '../../../controllers/runtime/log.js';
