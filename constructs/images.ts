@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:1eb60149d51a902f27d721cf1558b34d51c269398af44473f0513600cac21e86',
+    digest: 'sha256:cac425acae78151242f26a0990db68490cbed094f5d61a259e8e217b522db395',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:4ec91178eda7ba6fa6dd37c8a61dec7c1d59c20446fd6392fdf40e680d1899df',
+    digest: 'sha256:4f88b3cc0cd64388240087bbc0d688a2346bbc105de35e035bf985eb778026f0',
   },
 } as const satisfies Record<string, ImagePin>;
 
