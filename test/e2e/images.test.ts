@@ -16,6 +16,7 @@ import { IMAGES } from '../../constructs/images.js';
 import { RELEASE_VERSION } from '../../constructs/version.js';
 import { OCI_MANIFEST_MEDIA_TYPE } from '../../lib/oci/layout.js';
 import { stampDigest, stampedDigest } from '../../hack/images.js';
+import { RUNTIME_NODE_FLAGS } from '../../hack/lib/node-flags.js';
 import { REPO_ROOT } from '../support/synth.js';
 import { ADMIN, startCluster, type Cluster } from './support/cluster.js';
 import { freePort, waitFor } from './support/ports.js';
@@ -85,7 +86,7 @@ describe('controller images built without a Docker engine', () => {
     const layout = join(first, CONTROLLER);
     const config = readJson(blob(layout, manifestOf(layout).manifest.config.digest)) as ImageConfigJson;
     expect(config.config.User).toBe('65532:65532');
-    expect(config.config.Entrypoint).toEqual(['/nodejs/bin/node', '--max-semi-space-size=1', '/app/main.mjs']);
+    expect(config.config.Entrypoint).toEqual(['/nodejs/bin/node', ...RUNTIME_NODE_FLAGS, '/app/main.mjs']);
     expect(config.config.Cmd).toEqual(['--leader-elect', '--health-probe-bind-address=:8081', '--metrics-bind-address=:8080']);
   });
 
