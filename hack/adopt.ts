@@ -38,6 +38,7 @@ import {
   ADOPTED_FROM_ANNOTATION,
   ADOPTED_LABEL,
   adoptionClass,
+  heldIps,
   planAdoption,
   planUndo,
   restoredKeys,
@@ -314,7 +315,7 @@ async function adoptService(clients: Clients, cluster: Cluster, options: AdoptOp
     if (!service) {
       return 'the Service is gone';
     }
-    return (pinnedAs(service, pin) && ingressIps(service).join(',') === pin) || 'not pinned yet';
+    return (pinnedAs(service, pin) && heldIps(service).join(',') === pin) || 'not pinned yet';
   });
 }
 

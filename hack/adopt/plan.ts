@@ -77,6 +77,14 @@ export type AdoptionPlan =
   | { readonly ok: true; readonly createClass: boolean; readonly adoptions: readonly ServiceAdoption[] }
   | { readonly ok: false; readonly refusals: readonly string[] };
 
+/**
+ * The IPs a Service holds, each once and in the driver's pin order. MetalLB writes a dual-stack
+ * Service's ingress in no fixed order (IPv6 first in some runs), so every comparison goes by this.
+ */
+export function heldIps(service: V1Service): string[] {
+  return [...new Set(ingressIps(service))].sort(compareIps);
+}
+
 const serviceId = (s: V1Service) => `${s.metadata?.namespace}/${s.metadata?.name}`;
 
 /** The class adoption makes: served by metallb-iad, taking the pool over, reclaim Retain. */
@@ -152,7 +160,7 @@ function planService(world: AdoptionWorld, ranges: readonly IpRange[], service: 
   if (service.metadata?.deletionTimestamp) {
     return `${id}: being deleted`;
   }
-  const ips = [...new Set(ingressIps(service))].sort(compareIps);
+  const ips = heldIps(service);
   if (ips.length === 0) {
     return `${id}: has no address yet (status.loadBalancer.ingress is empty)`;
   }

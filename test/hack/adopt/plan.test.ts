@@ -5,6 +5,7 @@ import {
   ADOPTED_FROM_ANNOTATION,
   ADOPTED_LABEL,
   adoptionClass,
+  heldIps,
   NO_KEYS,
   planAdoption,
   planUndo,
@@ -153,6 +154,15 @@ describe('planAdoption', () => {
     });
     const plan = planAdoption(world([pinned], { claim: () => claim, address: () => address, ipClass: adoptionClass('legacy', 'legacy') }));
     expect(plan).toMatchObject({ ok: true, adoptions: [{ complete: true, before }] });
+  });
+
+  it("reads a Service's IPs in the driver's pin order whatever order MetalLB wrote its ingress in", () => {
+    // MetalLB lists a dual-stack Service's IPv6 address first in some runs: the wait for the pin must not depend on it.
+    expect(heldIps(lb('tenant-c', 'dual', ['2001:db8::1', '192.0.2.1']))).toEqual(['192.0.2.1', '2001:db8::1']);
+    expect(heldIps(lb('tenant-c', 'dual', ['192.0.2.1', '2001:db8::1', '192.0.2.1']))).toEqual(['192.0.2.1', '2001:db8::1']);
+    const v6First = planAdoption(world([lb('tenant-c', 'dual', ['2001:db8::1', '192.0.2.1'])]));
+    const v4First = planAdoption(world([lb('tenant-c', 'dual', ['192.0.2.1', '2001:db8::1'])]));
+    expect(v6First).toEqual(v4First);
   });
 
   it('refuses an IP two Services share', () => {
