@@ -162,9 +162,8 @@ export class ClaimReconciler {
         this.events.event(claim, 'Normal', 'AddressReleased', `released IPAddress ${address.metadata.name}; it keeps its claimRef until an admin clears it`);
       }
     }
-    await this.store.updateClaim(
-      withoutFinalizer(claim, CLAIM_PROTECTION_FINALIZER),
-    );
+    // Gone already (its finalizers cleared by someone else): nothing is left to let go of.
+    await ignoreNotFound(this.store.updateClaim(withoutFinalizer(claim, CLAIM_PROTECTION_FINALIZER)));
   }
 
   private announce(

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { address, available, claim, defaultClass, ipClass, PROVISIONER, ref, world } from './fixtures.js';
+import { notFound } from '../../support/object-store.js';
 
 const condition = (c: ReturnType<ReturnType<typeof world>['claimOf']>, type: string) => c?.status?.conditions?.find((x) => x.type === type);
 
@@ -125,6 +126,19 @@ describe('claim reconciler', () => {
     expect(a.status?.phase).toBe('Released');
     expect(a.spec.claimRef).toEqual(ref('claim-uid-1'));
     expect(w.claimEvents.reasons()).toContain('AddressReleased');
+  });
+
+  it('a claim gone by the time its finalizer is removed (cleared by someone else) is done with, not retried', async () => {
+    const w = world();
+    w.store.put(ipClass());
+    w.store.put(claim());
+    w.store.put(address('203.0.113.7', {}, available));
+    await w.reconcileClaim();
+    w.store.requestDelete('IPAddressClaim', 'web', 'tenant-a');
+    // The cache still shows the deleting claim; the apiserver has let it go already.
+    w.store.updateClaim = () => Promise.reject(notFound('ipaddressclaims.local.sdn.cozystack.io', 'web'));
+    await expect(w.reconcileClaim()).resolves.toBeUndefined();
+    expect(w.store.address('ip-203-0-113-7')!.status?.phase).toBe('Released');
   });
 
   it('10. deleting a claim under Delete deletes the address', async () => {
