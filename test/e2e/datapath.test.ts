@@ -399,6 +399,8 @@ describe.skipIf(unavailable)('the data path', () => {
       }
       expect(r.answered).toBeGreaterThan(0);
       recordFault('data plane: announcing node cut off');
+      // The two sides of the cut each announced alone; later tests start from one announcer per address.
+      await Promise.all([node.waitRejoined(other.name), other.waitRejoined(node.name)]);
       await waitFor('steady after the node is back', async () => (await lab.client.stream(url, 'w2', { intervalMs: 50, count: 20, timeoutMs: 500 }).result).failed === 0, 60_000);
     });
 

@@ -165,6 +165,20 @@ export class LabNode {
     }, 60_000);
   }
 
+  /**
+   * Once memberlist has told this node's speaker that `other` is back after leaving: its view of
+   * the cluster is whole again. Until then a node that was cut off still announces every address
+   * on its own, beside the node that took them over (MetalLB's speakers retry a join only every
+   * minute).
+   */
+  async waitRejoined(other: string, timeoutMs = 120_000): Promise<void> {
+    const event = new RegExp(`"node event":"(NodeJoin|NodeLeave)","node name":"${other}"`, 'g');
+    await waitFor(`${this.name} speaker sees ${other} again (${this.speaker?.tail(5)})`, async () => {
+      const events = [...(this.speaker?.tail(400) ?? '').matchAll(event)];
+      return events.at(-1)?.[1] === 'NodeJoin';
+    }, timeoutMs);
+  }
+
   /** kill -9 of the speaker; resolves once it is gone. */
   async killSpeaker(): Promise<void> {
     const p = this.speaker?.process;
