@@ -42,7 +42,7 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:cac425acae78151242f26a0990db68490cbed094f5d61a259e8e217b522db395',
+    digest: 'sha256:268bffd9140f630a3687344f6941b572d86a8e3cc08a663f1fcc12ff54199a9f',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
