@@ -113,13 +113,19 @@ describe('claim reconciler', () => {
     });
   });
 
-  it('9. deleting a claim under Retain: finalizer removed, claim gone, address Released with claimRef', async () => {
+  /** A claim Bound to an address of the default Retain policy, then deleted (its finalizer holds it). */
+  async function boundThenDeleted() {
     const w = world();
     w.store.put(ipClass());
     w.store.put(claim());
     w.store.put(address('203.0.113.7', {}, available));
     await w.reconcileClaim();
     w.store.requestDelete('IPAddressClaim', 'web', 'tenant-a');
+    return w;
+  }
+
+  it('9. deleting a claim under Retain: finalizer removed, claim gone, address Released with claimRef', async () => {
+    const w = await boundThenDeleted();
     await w.reconcileClaim();
     expect(w.claimOf()).toBeUndefined();
     const a = w.store.address('ip-203-0-113-7')!;
@@ -129,12 +135,7 @@ describe('claim reconciler', () => {
   });
 
   it('a claim gone by the time its finalizer is removed (cleared by someone else) is done with, not retried', async () => {
-    const w = world();
-    w.store.put(ipClass());
-    w.store.put(claim());
-    w.store.put(address('203.0.113.7', {}, available));
-    await w.reconcileClaim();
-    w.store.requestDelete('IPAddressClaim', 'web', 'tenant-a');
+    const w = await boundThenDeleted();
     // The cache still shows the deleting claim; the apiserver has let it go already.
     w.store.updateClaim = () => Promise.reject(notFound('ipaddressclaims.local.sdn.cozystack.io', 'web'));
     await expect(w.reconcileClaim()).resolves.toBeUndefined();
