@@ -31,10 +31,11 @@ export function benchBoundMs(claims: number): number {
 /** BENCH_E2E_CLAIMS as a claim count; bad input unless a positive integer. */
 export function claimCount(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.BENCH_E2E_CLAIMS ?? '1000';
-  if (!/^[1-9][0-9]*$/.test(raw.trim())) {
+  const digits = raw.trim();
+  if (!/^[1-9][0-9]*$/.test(digits)) {
     throw new InputError(`BENCH_E2E_CLAIMS=${JSON.stringify(raw)}: expected a positive integer (default 1000)`);
   }
-  const count = Number(raw.trim());
+  const count = Number(digits);
   benchPoolFor(count); // a count beyond the range is refused before anything starts
   return count;
 }

@@ -16,13 +16,16 @@ const run: EndToEndRun = {
   driverRssMiB: 119,
 };
 
-function report(r: EndToEndRun): { code: number; text: string } {
+/** The targets table `fill` makes, as printed, and the exit code it gives. */
+function tableOf(fill: (targets: Targets) => void): { code: number; text: string } {
   const targets = new Targets();
-  checkEndToEnd(targets, r);
+  fill(targets);
   let text = '';
   const code = targets.report({ write: (chunk: string) => ((text += chunk), true) } as NodeJS.WritableStream);
   return { code, text };
 }
+
+const report = (r: EndToEndRun) => tableOf((targets) => checkEndToEnd(targets, r));
 
 describe("the end-to-end figure's targets (npm run bench and npm run bench:e2e)", () => {
   // Issue 25's targets: ≥ 40 claims/s, ≤ 8 writes per claim, ≤ 100 MiB per controller at 1,000 claims, +25 MiB per further 1,000.
@@ -76,11 +79,8 @@ describe("the core figure's targets (npm run bench, hack/bench/core.ts)", () => 
     { n: 10000, ours: [run('ours', 10000, 76.8, 5.2, 312)], upstream: [run('upstream', 10000, 11, 134.8, 419)] },
   ];
   const check = (sizes: CoreSize[]) => {
-    const targets = new Targets();
     const lines: string[] = [];
-    checkCore(targets, sizes, (line) => lines.push(line));
-    let text = '';
-    const code = targets.report({ write: (chunk: string) => ((text += chunk), true) } as NodeJS.WritableStream);
+    const { code, text } = tableOf((targets) => checkCore(targets, sizes, (line) => lines.push(line)));
     return { code, text, lines };
   };
 

@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RestEventRecorder } from '../../../controllers/address-controller/event-recorder.js';
-import { REPEAT_WINDOW_MS } from '../../../controllers/runtime/events.js';
 import { RestClient } from '../../../controllers/address-controller/rest.js';
-import { ApiEventRecorder } from '../../../controllers/runtime/events.js';
+import { ApiEventRecorder, REPEAT_WINDOW_MS } from '../../../controllers/runtime/events.js';
 import { silentLogger } from '../../../controllers/runtime/log.js';
 import { FakeApiserver } from '../../support/fake-apiserver.js';
 

@@ -19,6 +19,11 @@ export const METALLB_NAMESPACE = 'cozy-metallb';
 const SPEAKER_LABELS = { app: 'metallb', component: 'speaker' } as const;
 const MEMBERLIST_PORT = 7946;
 
+/** What a speaker's log says memberlist told it of `node`, oldest first (MetalLB's JSON log: keys sorted). */
+function memberEvents(log: string, node: string): string[] {
+  return [...log.matchAll(new RegExp(`"node event":"(NodeJoin|NodeLeave|NodeUpdate)","node name":"${node}"`, 'g'))].map((m) => m[1]!);
+}
+
 export interface NodeTools {
   readonly kubeProxy: string;
   readonly speaker: string;
@@ -158,10 +163,9 @@ export class LabNode {
     );
     const speaker = this.speaker;
     // Ready once memberlist has joined every node (itself included): from then on the election counts them.
-    const joined = (node: string) => new RegExp(`"node event":"NodeJoin","node name":"${node}"`);
     await waitFor(`${this.name} speaker joined ${this.ctx.nodeNames.join(', ')} (${speaker.tail(5)})`, async () => {
       const log = speaker.tail(400);
-      return this.ctx.nodeNames.every((n) => joined(n).test(log));
+      return this.ctx.nodeNames.every((n) => memberEvents(log, n).includes('NodeJoin'));
     }, 60_000);
   }
 
@@ -172,11 +176,7 @@ export class LabNode {
    * minute).
    */
   async waitRejoined(other: string, timeoutMs = 120_000): Promise<void> {
-    const event = new RegExp(`"node event":"(NodeJoin|NodeLeave)","node name":"${other}"`, 'g');
-    await waitFor(`${this.name} speaker sees ${other} again (${this.speaker?.tail(5)})`, async () => {
-      const events = [...(this.speaker?.tail(400) ?? '').matchAll(event)];
-      return events.at(-1)?.[1] === 'NodeJoin';
-    }, timeoutMs);
+    await waitFor(`${this.name} speaker sees ${other} again (${this.speaker?.tail(5)})`, async () => memberEvents(this.speaker?.tail(400) ?? '', other).at(-1) === 'NodeJoin', timeoutMs);
   }
 
   /** kill -9 of the speaker; resolves once it is gone. */
