@@ -12,7 +12,7 @@ import type { Logger } from '../runtime/log.js';
 import { CandidateIndex } from './candidates.js';
 import type { Family } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
-import { ResourceClient, type RestClient } from './rest.js';
+import { ResourceClient, type RestClient } from '../runtime/rest.js';
 
 /** Index name of claims not Bound, by the class they name (spec, else status), '' for none. */
 export const UNBOUND_BY_CLASS = 'unbound.className';
@@ -28,14 +28,14 @@ export class ClusterStore implements AddressStore {
   private classList: IPAddressClass[] | undefined;
 
   constructor(kubeConfig: k8s.KubeConfig, log: Logger, rest: RestClient) {
-    const ref = (plural: string, namespaced: boolean) => ({ group: GROUP, version: VERSION, plural, namespaced });
-    this.claimApi = new ResourceClient(rest, ref('ipaddressclaims', true));
-    this.addressApi = new ResourceClient(rest, ref('ipaddresses', false));
+    const ref = (plural: string) => ({ group: GROUP, version: VERSION, plural });
+    this.claimApi = new ResourceClient(rest, ref('ipaddressclaims'));
+    this.addressApi = new ResourceClient(rest, ref('ipaddresses'));
     const informer = <T extends IPAddress | IPAddressClaim | IPAddressClass>(name: string, api: ResourceClient<T>) =>
       new Informer<T>({ name, path: api.path, list: () => api.list(), kubeConfig, log });
     this.claims = informer('ipaddressclaims', this.claimApi);
     this.addresses = informer('ipaddresses', this.addressApi);
-    this.classInformer = informer('ipaddressclasses', new ResourceClient<IPAddressClass>(rest, ref('ipaddressclasses', false)));
+    this.classInformer = informer('ipaddressclasses', new ResourceClient<IPAddressClass>(rest, ref('ipaddressclasses')));
     this.addresses.addIndex(CLAIM_REF_INDEX, claimRefIndexKeys);
     this.claims.addIndex(UNBOUND_BY_CLASS, (c) => (c.status?.phase === 'Bound' ? [] : [requestedClassName(c) ?? '']));
     // Registered before any controller's handlers, so a class event's fan-out already reads the new list.

@@ -1,8 +1,9 @@
 /**
- * What the driver reads (informer caches) and writes (the API server). One
- * implementation over the cluster; the reconcilers see only this interface.
+ * What the driver reads (informer caches) and writes (the API server, on the
+ * short path: runtime/rest.ts). One implementation over the cluster; the
+ * reconcilers see only this interface.
  */
-import * as k8s from '@kubernetes/client-node';
+import type * as k8s from '@kubernetes/client-node';
 import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, resolvedClassName,
   GROUP,
   VERSION,
@@ -11,7 +12,8 @@ import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, IP_ADDRESS_CLA
   type IPAddressClass,
 } from '../../api/v1alpha1/index.js';
 import { Informer } from '../runtime/informer.js';
-import { CustomResourceClient, ignoreNotFound, isNotFound, type KubeObject } from '../runtime/kube.js';
+import { ignoreNotFound, isNotFound, type KubeObject } from '../runtime/kube.js';
+import { ResourceClient, type RestClient } from '../runtime/rest.js';
 import type { Logger } from '../runtime/log.js';
 import type { DriverStore, MetallbObject } from './store.js';
 import { backingPoolName } from './class-parameters.js';
@@ -43,50 +45,36 @@ export class DriverClusterStore implements DriverStore {
   readonly advertisements: Informer<MetallbObject>;
   /** Optional: MetalLB before v0.16 has no ConfigurationState, and the driver must run without it. */
   readonly configurationStateInformer: Informer<MetallbObject>;
-  private readonly classApi: CustomResourceClient<IPAddressClass>;
-  private readonly claimApi: CustomResourceClient<IPAddressClaim>;
-  private readonly addressApi: CustomResourceClient<IPAddress>;
-  private readonly core: k8s.CoreV1Api;
-  private readonly objects: k8s.KubernetesObjectApi;
+  private readonly classApi: ResourceClient<IPAddressClass>;
+  private readonly claimApi: ResourceClient<IPAddressClaim>;
+  private readonly addressApi: ResourceClient<IPAddress>;
+  private readonly serviceApi: ResourceClient<Service>;
+  private readonly poolApi: ResourceClient<MetallbObject>;
+  private readonly advertisementApi: ResourceClient<MetallbObject>;
 
   constructor(
     kubeConfig: k8s.KubeConfig,
     log: Logger,
+    rest: RestClient,
     readonly placeholderNamespace: string,
     readonly metallbNamespace: string,
   ) {
-    const ref = (plural: string, namespaced: boolean) => ({ group: GROUP, version: VERSION, plural, namespaced });
-    this.addressApi = new CustomResourceClient(kubeConfig, ref('ipaddresses', false));
-    const claimApi = new CustomResourceClient<IPAddressClaim>(kubeConfig, ref('ipaddressclaims', true));
-    this.claimApi = claimApi;
-    const classApi = new CustomResourceClient<IPAddressClass>(kubeConfig, ref('ipaddressclasses', false));
-    this.classApi = classApi;
-    this.core = kubeConfig.makeApiClient(k8s.CoreV1Api);
-    this.objects = k8s.KubernetesObjectApi.makeApiClient(kubeConfig);
-    const custom = kubeConfig.makeApiClient(k8s.CustomObjectsApi);
-    const informer = <T extends KubeObject>(name: string, path: string, list: () => Promise<{ items: T[]; metadata?: k8s.V1ListMeta }>) =>
-      new Informer<T>({ name, path, list, kubeConfig, log });
-    this.classes = informer('ipaddressclasses', classApi.path, () => classApi.list());
-    this.claims = informer('ipaddressclaims', claimApi.path, () => claimApi.list());
-    this.addresses = informer('ipaddresses', this.addressApi.path, () => this.addressApi.list());
-    // Raw JSON lists keep one object shape with the watch stream (docs/runtime.md).
-    this.services = informer<Service>('services', '/api/v1/services', async () => {
-      const list = (await this.core.listServiceForAllNamespaces()) as unknown as k8s.V1ServiceList;
-      return { items: list.items.map(rawJson), metadata: list.metadata };
-    });
-    const metallb = (plural: string) =>
-      informer<MetallbObject>(
-        plural,
-        `/apis/metallb.io/v1beta1/namespaces/${metallbNamespace}/${plural}`,
-        async () =>
-          (await custom.listNamespacedCustomObject({ group: 'metallb.io', version: 'v1beta1', namespace: metallbNamespace, plural })) as {
-            items: MetallbObject[];
-            metadata: k8s.V1ListMeta;
-          },
-      );
-    this.pools = metallb('ipaddresspools');
-    this.advertisements = metallb('l2advertisements');
-    this.configurationStateInformer = metallb('configurationstates');
+    const ours = (plural: string) => ({ group: GROUP, version: VERSION, plural });
+    const metallb = (plural: string) => new ResourceClient<MetallbObject>(rest, { group: 'metallb.io', version: 'v1beta1', plural }, metallbNamespace);
+    this.classApi = new ResourceClient(rest, ours('ipaddressclasses'));
+    this.claimApi = new ResourceClient(rest, ours('ipaddressclaims'));
+    this.addressApi = new ResourceClient(rest, ours('ipaddresses'));
+    this.serviceApi = new ResourceClient(rest, { group: '', version: 'v1', plural: 'services' });
+    this.poolApi = metallb('ipaddresspools');
+    this.advertisementApi = metallb('l2advertisements');
+    const informer = <T extends KubeObject>(name: string, api: ResourceClient<T>) => new Informer<T>({ name, path: api.path, list: () => api.list(), kubeConfig, log });
+    this.classes = informer('ipaddressclasses', this.classApi);
+    this.claims = informer('ipaddressclaims', this.claimApi);
+    this.addresses = informer('ipaddresses', this.addressApi);
+    this.services = informer('services', this.serviceApi);
+    this.pools = informer('ipaddresspools', this.poolApi);
+    this.advertisements = informer('l2advertisements', this.advertisementApi);
+    this.configurationStateInformer = informer('configurationstates', metallb('configurationstates'));
     this.addresses.addIndex(ADDRESS_BY_CLASS, (a) => [a.spec.className]);
     this.addresses.addIndex(ADDRESS_BY_PHASE, (a) => (a.status?.phase ? [a.status.phase] : []));
     this.claims.addIndex(WAITING_BY_CLASS, (c) =>
@@ -194,36 +182,33 @@ export class DriverClusterStore implements DriverStore {
   async apply(object: MetallbObject, current: MetallbObject | undefined): Promise<void> {
     // Assumed into the cache like every other write: the pass that follows (a class enqueued twice,
     // or its advertisement's event) then sees it, instead of creating it again (409 AlreadyExists).
-    const cache = object.kind === 'IPAddressPool' ? this.pools : this.advertisements;
+    const [cache, api] = object.kind === 'IPAddressPool' ? [this.pools, this.poolApi] : [this.advertisements, this.advertisementApi];
     if (!current) {
-      cache.assume((await this.objects.create(object as k8s.KubernetesObject)) as MetallbObject);
+      cache.assume(await api.create(object));
       return;
     }
     try {
       // Owners, and annotations where the rendered object names them (a pool a class took over or gives back), are the driver's.
       const metadata = { ...current.metadata, ownerReferences: object.metadata.ownerReferences, annotations: object.metadata.annotations ?? current.metadata.annotations };
-      const replaced = await this.objects.replace({ ...object, metadata } as k8s.KubernetesObject);
-      cache.assume(replaced as MetallbObject);
+      cache.assume(await api.replace({ ...object, metadata }));
     } catch (error) {
       if (!isNotFound(error)) {
         throw error;
       }
-      cache.assume((await this.objects.create(object as k8s.KubernetesObject)) as MetallbObject);
+      cache.assume(await api.create(object));
     }
   }
 
   // Writes are assumed into their caches at once (Informer.assume): a pass right after reads what
   // it wrote, e.g. the IPAddress it just created, instead of creating it again.
   async createService(service: k8s.V1Service): Promise<k8s.V1Service> {
-    return this.services.assume(rawJson(await this.core.createNamespacedService({ namespace: service.metadata!.namespace!, body: service })));
+    return this.services.assume(await this.serviceApi.create(service as Service));
   }
   async updateService(service: k8s.V1Service): Promise<k8s.V1Service> {
-    return this.services.assume(
-      rawJson(await this.core.replaceNamespacedService({ namespace: service.metadata!.namespace!, name: service.metadata!.name!, body: service })),
-    );
+    return this.services.assume(await this.serviceApi.replace(service as Service));
   }
   async deleteService(namespace: string, name: string): Promise<void> {
-    await ignoreNotFound(this.core.deleteNamespacedService({ namespace, name }));
+    await ignoreNotFound(this.serviceApi.delete(name, namespace));
   }
   async createAddress(address: IPAddress): Promise<IPAddress> {
     return this.addresses.assume(await this.addressApi.create(address));
@@ -243,9 +228,4 @@ export class DriverClusterStore implements DriverStore {
   async updateClassStatus(ipClass: IPAddressClass): Promise<IPAddressClass> {
     return this.classes.assume(await this.classApi.replaceStatus(ipClass));
   }
-}
-
-/** A typed client-node object as the watch stream delivers it (plain JSON: timestamps as strings). */
-function rawJson(service: k8s.V1Service): Service {
-  return JSON.parse(JSON.stringify(service)) as Service;
 }

@@ -8,7 +8,8 @@
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { ApiEventRecorder } from '../runtime/events.js';
+import { RestEventRecorder } from '../runtime/event-recorder.js';
+import { RestClient } from '../runtime/rest.js';
 import { checkNamespaceFlag, commonFlags, controllerProcess, parseFlags, runMain, runUntilSignalled } from '../runtime/process.js';
 import { setupDriverAddressController } from './address-reconciler.js';
 import { setupDriverClaimController } from './claim-reconciler.js';
@@ -33,10 +34,11 @@ runMain(async () => {
   const args = await parseFlags('metallb-iad', parser, argv);
   const proc = controllerProcess('metallb-iad', args);
   const { kubeConfig, log, manager, metrics } = proc;
-  const store = new DriverClusterStore(kubeConfig, log, args['placeholder-namespace'], args['metallb-namespace']);
+  const rest = new RestClient(kubeConfig);
+  const store = new DriverClusterStore(kubeConfig, log, rest, args['placeholder-namespace'], args['metallb-namespace']);
   // MetalLB before v0.16 serves no ConfigurationState: the driver runs on without it.
   manager.addInformer(store.configurationStateInformer, { optional: true });
-  const recorder = (component: string) => new ApiEventRecorder(kubeConfig, component, log);
+  const recorder = (component: string) => new RestEventRecorder(rest, component, log);
   setupClassController(manager, store, recorder('iad-class-controller'), registerDriverMetrics(metrics.registry, store));
   setupDriverClaimController(manager, store, recorder('iad-claim-controller'));
   setupDriverAddressController(manager, store, recorder('iad-ipaddress-controller'));

@@ -1,8 +1,6 @@
 /** Kubernetes Events for user-visible decisions (what `kubectl describe` shows). */
 import { randomBytes } from 'node:crypto';
-import * as k8s from '@kubernetes/client-node';
-import { apiError, apiMessage, type KubeObject } from './kube.js';
-import type { Logger } from './log.js';
+import { apiMessage, type KubeObject } from './kube.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -23,7 +21,7 @@ export function warnAndRethrow(events: EventRecorder, object: KubeObject, reason
 export const REPEAT_WINDOW_MS = 60_000;
 
 /**
- * Which events were written within the window, for both recorders. Level-triggered
+ * Which events were written within the window. Level-triggered
  * reconcilers repeat themselves, so an identical event (object, reason, message) is
  * written once per window, not per pass. The book is kept in the order events were
  * written, so forgetting the expired ones reads only those (a burst of 10,000 claims
@@ -56,7 +54,7 @@ export class RepeatWindow {
   }
 }
 
-/** A core/v1 Event as both recorders write it, timestamps as the RFC 3339 text the apiserver keeps. */
+/** A core/v1 Event as the recorder writes it, timestamps as the RFC 3339 text the apiserver keeps. */
 export interface EventBody {
   readonly metadata: { readonly name: string; readonly namespace: string };
   readonly involvedObject: {
@@ -100,33 +98,4 @@ export function eventBody(object: KubeObject, type: EventType, reason: string, m
     count: 1,
     reportingComponent: component,
   };
-}
-
-/**
- * Writes core/v1 Events through client-node; a failed write is logged, never
- * thrown into a reconcile; an identical event once per window (RepeatWindow).
- */
-export class ApiEventRecorder implements EventRecorder {
-  private readonly api: k8s.CoreV1Api;
-  private readonly window = new RepeatWindow();
-
-  constructor(
-    kc: k8s.KubeConfig,
-    private readonly component: string,
-    private readonly log: Logger,
-  ) {
-    this.api = kc.makeApiClient(k8s.CoreV1Api);
-  }
-
-  event(object: KubeObject, type: EventType, reason: string, message: string): void {
-    const now = new Date();
-    if (this.window.seen(object, reason, message, now.getTime())) {
-      return;
-    }
-    const body = eventBody(object, type, reason, message, this.component, now);
-    // client-node's serializer wants Dates where the body has their text.
-    this.api.createNamespacedEvent({ namespace: body.metadata.namespace, body: { ...body, firstTimestamp: now, lastTimestamp: now } }).catch((error: unknown) => {
-      this.log.warn('event not recorded', { reason, object: object.metadata.name, error: apiError(error) });
-    });
-  }
 }

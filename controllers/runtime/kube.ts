@@ -1,4 +1,4 @@
-/** Thin, typed access to custom resources, and the API errors reconcilers care about. */
+/** Kubernetes objects as the controllers see them, and the API errors reconcilers care about. */
 import * as k8s from '@kubernetes/client-node';
 
 export interface KubeObject {
@@ -79,71 +79,11 @@ export function splitKey(key: string): { namespace?: string; name: string } {
   return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
+/** Where a resource is served: group '' is the core API (/api/v1). */
 export interface ResourceRef {
   readonly group: string;
   readonly version: string;
   readonly plural: string;
-  readonly namespaced: boolean;
-}
-
-/** CRUD on one custom resource; every write carries resourceVersion, so a stale write gets 409. */
-export class CustomResourceClient<T extends KubeObject> {
-  private readonly api: k8s.CustomObjectsApi;
-
-  constructor(
-    kc: k8s.KubeConfig,
-    readonly ref: ResourceRef,
-  ) {
-    this.api = kc.makeApiClient(k8s.CustomObjectsApi);
-  }
-
-  /** The watch path for informers. */
-  get path(): string {
-    return `/apis/${this.ref.group}/${this.ref.version}/${this.ref.plural}`;
-  }
-
-  async list(): Promise<{ items: T[]; metadata: k8s.V1ListMeta }> {
-    const { group, version, plural } = this.ref;
-    return (await this.api.listClusterCustomObject({ group, version, plural })) as { items: T[]; metadata: k8s.V1ListMeta };
-  }
-
-  async get(name: string, namespace?: string): Promise<T> {
-    const { group, version, plural } = this.ref;
-    return (namespace
-      ? await this.api.getNamespacedCustomObject({ group, version, plural, namespace, name })
-      : await this.api.getClusterCustomObject({ group, version, plural, name })) as T;
-  }
-
-  async create(object: T): Promise<T> {
-    const { group, version, plural } = this.ref;
-    const namespace = object.metadata.namespace;
-    return (namespace
-      ? await this.api.createNamespacedCustomObject({ group, version, plural, namespace, body: object })
-      : await this.api.createClusterCustomObject({ group, version, plural, body: object })) as T;
-  }
-
-  async replace(object: T): Promise<T> {
-    const { group, version, plural } = this.ref;
-    const { name, namespace } = object.metadata;
-    return (namespace
-      ? await this.api.replaceNamespacedCustomObject({ group, version, plural, namespace, name: name!, body: object })
-      : await this.api.replaceClusterCustomObject({ group, version, plural, name: name!, body: object })) as T;
-  }
-
-  async replaceStatus(object: T): Promise<T> {
-    const { group, version, plural } = this.ref;
-    const { name, namespace } = object.metadata;
-    return (namespace
-      ? await this.api.replaceNamespacedCustomObjectStatus({ group, version, plural, namespace, name: name!, body: object })
-      : await this.api.replaceClusterCustomObjectStatus({ group, version, plural, name: name!, body: object })) as T;
-  }
-
-  async delete(name: string, namespace?: string): Promise<void> {
-    const { group, version, plural } = this.ref;
-    await (namespace
-      ? this.api.deleteNamespacedCustomObject({ group, version, plural, namespace, name })
-      : this.api.deleteClusterCustomObject({ group, version, plural, name }));
-  }
 }
 
 /** A copy of the object with metadata fields replaced. */

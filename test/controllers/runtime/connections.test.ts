@@ -1,9 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { shareConnections } from '../../../controllers/runtime/connections.js';
-import { CustomResourceClient } from '../../../controllers/runtime/kube.js';
+import * as k8s from '@kubernetes/client-node';
+import { ResourceClient, RestClient } from '../../../controllers/runtime/rest.js';
 import { FakeApiserver } from '../../support/fake-apiserver.js';
 
-const REF = { group: 'local.sdn.cozystack.io', version: 'v1alpha1', plural: 'ipaddressclasses', namespaced: false };
+const REF = { group: 'local.sdn.cozystack.io', version: 'v1alpha1', plural: 'ipaddressclasses' };
+type Getter = { get(name: string): Promise<{ metadata?: { name?: string } }> };
+const shortPath = (kubeConfig: k8s.KubeConfig): Getter => new ResourceClient(new RestClient(kubeConfig), REF);
 
 describe('shareConnections', () => {
   let fake: FakeApiserver;
@@ -17,15 +20,16 @@ describe('shareConnections', () => {
   });
   afterEach(() => fake.stop());
 
-  async function requests(client: CustomResourceClient<{ metadata: { name?: string } }>): Promise<void> {
+  async function requests(client: Getter): Promise<void> {
     for (let i = 0; i < 20; i++) {
-      expect((await client.get('public')).metadata.name).toBe('public');
+      expect((await client.get('public')).metadata?.name).toBe('public');
     }
     await Promise.all(Array.from({ length: 8 }, () => client.get('public')));
   }
 
   it('client-node alone opens a connection per request (the cost this removes)', async () => {
-    await requests(new CustomResourceClient(fake.kubeConfig(), REF));
+    const api = fake.kubeConfig().makeApiClient(k8s.CustomObjectsApi);
+    await requests({ get: async (name) => (await api.getClusterCustomObject({ ...REF, name })) as { metadata?: { name?: string } } });
     expect(fake.connections).toBeGreaterThanOrEqual(28);
   });
 
@@ -35,9 +39,9 @@ describe('shareConnections', () => {
     const kubeConfig = shareConnections(fake.kubeConfig(), {
       counters: { connectionOpened: () => opened++, connectionClosed: () => closed++, handshake: () => undefined },
     });
-    // Two API clients of one process share the pool.
-    await requests(new CustomResourceClient(kubeConfig, REF));
-    await requests(new CustomResourceClient(kubeConfig, { ...REF, plural: 'ipaddressclasses' }));
+    // Two clients of one process share the pool.
+    await requests(shortPath(kubeConfig));
+    await requests(shortPath(kubeConfig));
     expect(fake.connections).toBeLessThanOrEqual(8); // at most the parallel burst
     expect(opened).toBe(fake.connections);
     expect(closed).toBe(0);
@@ -46,7 +50,7 @@ describe('shareConnections', () => {
   it('keeps the refusal of plain HTTP without skipTLSVerify', async () => {
     const kubeConfig = fake.kubeConfig();
     kubeConfig.clusters[0] = { ...kubeConfig.clusters[0]!, skipTLSVerify: false };
-    const client = new CustomResourceClient(shareConnections(kubeConfig), REF);
+    const client = shortPath(shareConnections(kubeConfig));
     await expect(client.get('public')).rejects.toThrow('HTTP protocol is not allowed');
   });
 });

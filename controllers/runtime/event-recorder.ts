@@ -1,18 +1,15 @@
 /**
- * The core's Events on the short path (rest.ts): the same core/v1 Event as
- * runtime/events.ts's ApiEventRecorder writes (eventBody), the same
- * one-per-window rule for an identical event (RepeatWindow), a failed write
- * logged and never thrown into a reconcile. What differs is cost and order:
- *
- * - Events are written one at a time, in the order they were recorded, as
- *   client-go's broadcaster does (upstream's controllers record through it):
- *   under a burst the apiserver serves the writes claims wait for first, and the
- *   Events follow; each keeps the time it was recorded at.
- * - The body goes out as JSON without client-node's serializer.
+ * Both controllers' Events on the short path (rest.ts): a core/v1 Event
+ * (events.ts eventBody), an identical event once per window (RepeatWindow), a
+ * failed write logged and never thrown into a reconcile. Events are written one
+ * at a time, in the order they were recorded, as client-go's broadcaster does
+ * (upstream's controllers record through it): under a burst the apiserver serves
+ * the writes claims wait for first, and the Events follow; each keeps the time
+ * it was recorded at.
  */
-import { eventBody, RepeatWindow, type EventBody, type EventRecorder, type EventType } from '../runtime/events.js';
-import { apiError, type KubeObject } from '../runtime/kube.js';
-import type { Logger } from '../runtime/log.js';
+import { eventBody, RepeatWindow, type EventBody, type EventRecorder, type EventType } from './events.js';
+import { apiError, type KubeObject } from './kube.js';
+import type { Logger } from './log.js';
 import type { RestClient } from './rest.js';
 
 export class RestEventRecorder implements EventRecorder {

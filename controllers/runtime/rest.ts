@@ -1,12 +1,13 @@
 /**
- * The core's writes on a short path: one `http(s).request` per write over the
- * process's shared keep-alive agent (runtime/connections.ts), the body
+ * Both controllers' writes on a short path: one `http(s).request` per write over the
+ * process's shared keep-alive agent (connections.ts), the body
  * JSON.stringify'd and the answer JSON.parse'd, nothing else. client-node's
  * generated clients wrap every call in node-fetch, WHATWG URL parsing, header
  * objects, a middleware chain and an object serializer: at a burst of claims
- * that was about a third of this process's CPU and most of its short-lived
- * garbage (npm run bench, core). Reads stay on the informers; their lists
- * come in pages (ResourceClient.list), their watches stay with the runtime.
+ * that was about a third of the core's CPU and most of its short-lived
+ * garbage (npm run bench, core), and client-node's generated clients were most
+ * of the driver's resident code. Reads stay on the informers; their lists
+ * come in pages (ResourceClient.list), their watches are informer.ts's.
  *
  * Same requests, same answers: the path, method and body client-node's
  * CustomObjectsApi and CoreV1Api send; a refusal is client-node's own
@@ -16,7 +17,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as k8s from '@kubernetes/client-node';
-import type { KubeObject, ResourceRef } from '../runtime/kube.js';
+import type { KubeObject, ResourceRef } from './kube.js';
 
 /**
  * How long the connection settings (server, credentials, agent) are reused
@@ -153,27 +154,34 @@ function send<T>(settings: Settings, method: string, path: string, body: unknown
 export const LIST_PAGE_SIZE = 500;
 
 /**
- * One custom resource on the short path: its writes (what CustomResourceClient's
- * writes send) and the informer's list, asked for in pages of LIST_PAGE_SIZE as
- * client-go's reflector does, so the start-up never holds the text of the whole
- * collection at once (at 10,000 addresses, about 7 MB of JSON and its copies).
+ * One resource on the short path, custom or built in (group '' is the core
+ * API, /api/v1): its writes and the informer's list, asked for in pages of
+ * LIST_PAGE_SIZE as client-go's reflector does, so the start-up never holds the
+ * text of the whole collection at once (at 10,000 addresses, about 7 MB of JSON
+ * and its copies). `namespace` narrows the list and watch to one namespace.
  */
 export class ResourceClient<T extends KubeObject> {
+  private readonly base: string;
+
   constructor(
     private readonly rest: RestClient,
     private readonly ref: ResourceRef,
-  ) {}
+    private readonly namespace?: string,
+  ) {
+    this.base = ref.group ? `/apis/${ref.group}/${ref.version}` : `/api/${ref.version}`;
+  }
 
-  /** The collection path across namespaces, as informers list and watch it. */
+  /** The collection path informers list and watch: across namespaces, or the one it was given. */
   get path(): string {
-    const { group, version, plural } = this.ref;
-    return `/apis/${group}/${version}/${plural}`;
+    return this.collectionPath(this.namespace);
+  }
+
+  private collectionPath(namespace: string | undefined): string {
+    return `${this.base}${namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''}/${this.ref.plural}`;
   }
 
   private objectPath(name: string, namespace: string | undefined): string {
-    const { group, version, plural } = this.ref;
-    const ns = namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
-    return `/apis/${group}/${version}${ns}/${plural}/${encodeURIComponent(name)}`;
+    return `${this.collectionPath(namespace)}/${encodeURIComponent(name)}`;
   }
 
   /** Every object, page by page; the resourceVersion is the list's (every page of one list carries the same). */
@@ -191,6 +199,14 @@ export class ResourceClient<T extends KubeObject> {
       next = page.metadata?.continue || undefined;
     } while (next);
     return { items, metadata: { resourceVersion } };
+  }
+
+  get(name: string, namespace?: string): Promise<T> {
+    return this.rest.request<T>('GET', this.objectPath(name, namespace));
+  }
+
+  create(object: T): Promise<T> {
+    return this.rest.request<T>('POST', this.collectionPath(object.metadata.namespace), object);
   }
 
   replace(object: T): Promise<T> {

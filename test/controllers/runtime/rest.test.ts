@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ResourceClient, RestClient } from '../../../controllers/address-controller/rest.js';
+import { ResourceClient, RestClient } from '../../../controllers/runtime/rest.js';
 import { apiError, isConflict, isNotFound, type KubeObject } from '../../../controllers/runtime/kube.js';
 import { FakeApiserver } from '../../support/fake-apiserver.js';
 
