@@ -6,8 +6,8 @@ import { ResourceClient, RestClient } from '../../../controllers/runtime/rest.js
 import { apiError, isConflict, isNotFound, type KubeObject } from '../../../controllers/runtime/kube.js';
 import { FakeApiserver } from '../../support/fake-apiserver.js';
 
-const ADDRESSES = { group: 'local.sdn.cozystack.io', version: 'v1alpha1', plural: 'ipaddresses', namespaced: false };
-const CLAIMS = { group: 'local.sdn.cozystack.io', version: 'v1alpha1', plural: 'ipaddressclaims', namespaced: true };
+const ADDRESSES = { group: 'local.sdn.cozystack.io', version: 'v1alpha1', plural: 'ipaddresses' };
+const CLAIMS = { group: 'local.sdn.cozystack.io', version: 'v1alpha1', plural: 'ipaddressclaims' };
 const addressPath = '/apis/local.sdn.cozystack.io/v1alpha1/ipaddresses/ip-203-0-113-7';
 const stored = (resourceVersion: string) => ({
   apiVersion: 'local.sdn.cozystack.io/v1alpha1',
@@ -24,7 +24,7 @@ afterEach(async () => {
   await server.stop();
 });
 
-describe('RestClient and ResourceClient (the core’s writes on the short path)', () => {
+describe('RestClient and ResourceClient (the controllers’ writes on the short path)', () => {
   it('PUTs the object to its path and resolves with what the apiserver stored', async () => {
     server.objects.set(addressPath, stored('5'));
     const writer = new ResourceClient<KubeObject & { spec: { className: string } }>(new RestClient(server.kubeConfig()), ADDRESSES);
@@ -42,6 +42,23 @@ describe('RestClient and ResourceClient (the core’s writes on the short path)'
     expect(server.requests.slice(-2)).toEqual([
       { method: 'PUT', path: '/apis/local.sdn.cozystack.io/v1alpha1/namespaces/tenant-a/ipaddressclaims/web/status' },
       { method: 'PUT', path: '/apis/local.sdn.cozystack.io/v1alpha1/namespaces/tenant-a/ipaddressclaims/web' },
+    ]);
+  });
+
+  it('creates into the collection and reads one object back; group "" is the core API, and a namespace narrows the collection', async () => {
+    const rest = new RestClient(server.kubeConfig());
+    const services = new ResourceClient<KubeObject>(rest, { group: '', version: 'v1', plural: 'services' });
+    expect(services.path).toBe('/api/v1/services');
+    const created = await services.create({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'hold', namespace: 'metallb-iad-system' } });
+    expect(created.metadata.resourceVersion).toBeTruthy();
+    expect((await services.get('hold', 'metallb-iad-system')).metadata.name).toBe('hold');
+    const pools = new ResourceClient<KubeObject>(rest, { group: 'metallb.io', version: 'v1beta1', plural: 'ipaddresspools' }, 'metallb-system');
+    expect(pools.path).toBe('/apis/metallb.io/v1beta1/namespaces/metallb-system/ipaddresspools');
+    await pools.create({ apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'iad-public', namespace: 'metallb-system' } });
+    expect(server.requests.slice(-3)).toEqual([
+      { method: 'POST', path: '/api/v1/namespaces/metallb-iad-system/services' },
+      { method: 'GET', path: '/api/v1/namespaces/metallb-iad-system/services/hold' },
+      { method: 'POST', path: '/apis/metallb.io/v1beta1/namespaces/metallb-system/ipaddresspools' },
     ]);
   });
 
