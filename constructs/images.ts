@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:268bffd9140f630a3687344f6941b572d86a8e3cc08a663f1fcc12ff54199a9f',
+    digest: 'sha256:9ec7808a88ea1c2aa05f67ef27d9c8f19951529235bdb656d0d9a35001e7d964',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:4f88b3cc0cd64388240087bbc0d688a2346bbc105de35e035bf985eb778026f0',
+    digest: 'sha256:ca4ab97f44c15bb26b6113a632d4d6fd72e669666642a6438e4e34e0c6273345',
   },
 } as const satisfies Record<string, ImagePin>;
 
