@@ -7,12 +7,13 @@ import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, requestedClassName,
   type IPAddressClaim,
   type IPAddressClass,
 } from '../../api/v1alpha1/index.js';
-import { Informer } from '../runtime/informer.js';
+import { informerOf, type Informer } from '../runtime/informer.js';
 import type { Logger } from '../runtime/log.js';
 import { CandidateIndex } from './candidates.js';
 import type { Family } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
 import { ResourceClient, type RestClient } from '../runtime/rest.js';
+import type { KubeObject } from '../runtime/kube.js';
 
 /** Index name of claims not Bound, by the class they name (spec, else status), '' for none. */
 export const UNBOUND_BY_CLASS = 'unbound.className';
@@ -31,11 +32,10 @@ export class ClusterStore implements AddressStore {
     const ref = (plural: string) => ({ group: GROUP, version: VERSION, plural });
     this.claimApi = new ResourceClient(rest, ref('ipaddressclaims'));
     this.addressApi = new ResourceClient(rest, ref('ipaddresses'));
-    const informer = <T extends IPAddress | IPAddressClaim | IPAddressClass>(name: string, api: ResourceClient<T>) =>
-      new Informer<T>({ name, path: api.path, list: () => api.list(), kubeConfig, log });
-    this.claims = informer('ipaddressclaims', this.claimApi);
-    this.addresses = informer('ipaddresses', this.addressApi);
-    this.classInformer = informer('ipaddressclasses', new ResourceClient<IPAddressClass>(rest, ref('ipaddressclasses')));
+    const informer = <T extends KubeObject>(api: ResourceClient<T>) => informerOf(api, kubeConfig, log);
+    this.claims = informer(this.claimApi);
+    this.addresses = informer(this.addressApi);
+    this.classInformer = informer(new ResourceClient<IPAddressClass>(rest, ref('ipaddressclasses')));
     this.addresses.addIndex(CLAIM_REF_INDEX, claimRefIndexKeys);
     this.claims.addIndex(UNBOUND_BY_CLASS, (c) => (c.status?.phase === 'Bound' ? [] : [requestedClassName(c) ?? '']));
     // Registered before any controller's handlers, so a class event's fan-out already reads the new list.

@@ -11,7 +11,7 @@ import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, IP_ADDRESS_CLA
   type IPAddressClaim,
   type IPAddressClass,
 } from '../../api/v1alpha1/index.js';
-import { Informer } from '../runtime/informer.js';
+import { informerOf, type Informer } from '../runtime/informer.js';
 import { ignoreNotFound, isNotFound, type KubeObject } from '../runtime/kube.js';
 import { ResourceClient, type RestClient } from '../runtime/rest.js';
 import type { Logger } from '../runtime/log.js';
@@ -67,14 +67,14 @@ export class DriverClusterStore implements DriverStore {
     this.serviceApi = new ResourceClient(rest, { group: '', version: 'v1', plural: 'services' });
     this.poolApi = metallb('ipaddresspools');
     this.advertisementApi = metallb('l2advertisements');
-    const informer = <T extends KubeObject>(name: string, api: ResourceClient<T>) => new Informer<T>({ name, path: api.path, list: () => api.list(), kubeConfig, log });
-    this.classes = informer('ipaddressclasses', this.classApi);
-    this.claims = informer('ipaddressclaims', this.claimApi);
-    this.addresses = informer('ipaddresses', this.addressApi);
-    this.services = informer('services', this.serviceApi);
-    this.pools = informer('ipaddresspools', this.poolApi);
-    this.advertisements = informer('l2advertisements', this.advertisementApi);
-    this.configurationStateInformer = informer('configurationstates', metallb('configurationstates'));
+    const informer = <T extends KubeObject>(api: ResourceClient<T>) => informerOf(api, kubeConfig, log);
+    this.classes = informer(this.classApi);
+    this.claims = informer(this.claimApi);
+    this.addresses = informer(this.addressApi);
+    this.services = informer(this.serviceApi);
+    this.pools = informer(this.poolApi);
+    this.advertisements = informer(this.advertisementApi);
+    this.configurationStateInformer = informer(metallb('configurationstates'));
     this.addresses.addIndex(ADDRESS_BY_CLASS, (a) => [a.spec.className]);
     this.addresses.addIndex(ADDRESS_BY_PHASE, (a) => (a.status?.phase ? [a.status.phase] : []));
     this.claims.addIndex(WAITING_BY_CLASS, (c) =>

@@ -13,6 +13,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type * as k8s from '@kubernetes/client-node';
 import { apiError, keyOf, type KubeObject } from './kube.js';
 import type { Logger } from './log.js';
+import type { ResourceClient } from './rest.js';
 
 export interface InformerHandlers<T> {
   add?(object: T): void;
@@ -33,6 +34,11 @@ export interface InformerOptions<T> {
   readonly stallTimeoutMs?: number;
   /** Ask the server to end each watch after this long, so it is re-established regularly. @default 240 */
   readonly watchTimeoutSeconds?: number;
+}
+
+/** An informer of the resource a client reads, listing through it and named for its plural. */
+export function informerOf<T extends KubeObject>(api: ResourceClient<T>, kubeConfig: k8s.KubeConfig, log: Logger): Informer<T> {
+  return new Informer<T>({ name: api.plural, path: api.path, list: () => api.list(), kubeConfig, log });
 }
 
 export class Informer<T extends KubeObject> {

@@ -171,6 +171,11 @@ export class ResourceClient<T extends KubeObject> {
     this.base = ref.group ? `/apis/${ref.group}/${ref.version}` : `/api/${ref.version}`;
   }
 
+  /** The resource's plural, which names its informer in logs and metrics. */
+  get plural(): string {
+    return this.ref.plural;
+  }
+
   /** The collection path informers list and watch: across namespaces, or the one it was given. */
   get path(): string {
     return this.collectionPath(this.namespace);

@@ -23,6 +23,18 @@ const STALL: WatchScript = () => {};
 
 type StoredObject = { metadata: { name: string; namespace?: string; resourceVersion?: string } } & Record<string, unknown>;
 
+/** A KubeConfig for a test's HTTP server listening on loopback, with a bearer token. */
+export function loopbackKubeConfig(server: Server, token = 'fake'): k8s.KubeConfig {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'fake', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [{ name: 'fake', token }],
+    contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
+    currentContext: 'fake',
+  });
+  return kc;
+}
+
 export class FakeApiserver {
   readonly objects = new Map<string, StoredObject>();
   readonly watches: WatchRequest[] = [];
@@ -44,15 +56,7 @@ export class FakeApiserver {
 
   /** A KubeConfig for this server (plain HTTP on loopback). */
   kubeConfig(): k8s.KubeConfig {
-    const port = (this.server.address() as AddressInfo).port;
-    const kc = new k8s.KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'fake', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-      users: [{ name: 'fake', token: 'fake' }],
-      contexts: [{ name: 'fake', cluster: 'fake', user: 'fake' }],
-      currentContext: 'fake',
-    });
-    return kc;
+    return loopbackKubeConfig(this.server);
   }
 
   /** The next watch request plays this script. */

@@ -5,11 +5,11 @@
  * not parse. (The informer's other rules are test/controllers/runtime's.)
  */
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Informer } from '../../../controllers/runtime/informer.js';
 import { silentLogger } from '../../../controllers/runtime/log.js';
+import { loopbackKubeConfig } from '../../support/fake-apiserver.js';
 
 type Thing = { apiVersion: string; kind: string; metadata: { name: string; resourceVersion: string }; spec: { note: string } };
 const thing = (name: string, resourceVersion: string, note: string): Thing => ({
@@ -43,14 +43,7 @@ async function serve(onWatch: (res: ServerResponse, query: URLSearchParams) => v
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   };
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-    users: [{ name: 'u', token: 't' }],
-    contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
-    currentContext: 'c',
-  });
-  return kc;
+  return loopbackKubeConfig(server, 't');
 }
 
 const until = async (check: () => boolean) => {

@@ -1,10 +1,9 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import * as k8s from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ResourceClient, RestClient } from '../../../controllers/runtime/rest.js';
 import { apiError, isConflict, isNotFound, type KubeObject } from '../../../controllers/runtime/kube.js';
-import { FakeApiserver } from '../../support/fake-apiserver.js';
+import { FakeApiserver, loopbackKubeConfig } from '../../support/fake-apiserver.js';
 
 const ADDRESSES = { group: 'local.sdn.cozystack.io', version: 'v1alpha1', plural: 'ipaddresses' };
 const CLAIMS = { group: 'local.sdn.cozystack.io', version: 'v1alpha1', plural: 'ipaddressclaims' };
@@ -89,13 +88,7 @@ describe('RestClient and ResourceClient (the controllers’ writes on the short 
     });
     await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
     try {
-      const kc = new k8s.KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'c', server: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, skipTLSVerify: true }],
-        users: [{ name: 'u', token: 'old' }],
-        contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
-        currentContext: 'c',
-      });
+      const kc = loopbackKubeConfig(api, 'old');
       const rest = new RestClient(kc);
       const first = await rest.request('GET', '/x').catch((e: unknown) => e);
       expect((first as k8s.ApiException<undefined>).code).toBe(401);
@@ -123,13 +116,7 @@ describe('RestClient and ResourceClient (the controllers’ writes on the short 
     });
     await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
     try {
-      const kc = new k8s.KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'c', server: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, skipTLSVerify: true }],
-        users: [{ name: 'u', token: 't' }],
-        contexts: [{ name: 'c', cluster: 'c', user: 'u' }],
-        currentContext: 'c',
-      });
+      const kc = loopbackKubeConfig(api, 't');
       const listed = await new ResourceClient<KubeObject>(new RestClient(kc), ADDRESSES).list();
       expect(listed.items.map((i) => i.metadata.name)).toEqual(all.map((i) => i.metadata.name));
       expect(listed.metadata.resourceVersion).toBe('9000');
