@@ -70,12 +70,13 @@ export async function parseFlags<T>(name: string, parser: Argv<T>, argv: readonl
 }
 
 /**
- * Workers per controller, chosen with the core bench at N = 1,000
- * (BENCH_CONCURRENCY): 1 → 33 claims/s, 2 → 46, 4 → 54, 8 → 70, peak RSS
- * 105 / 110 / 132 / 170 MiB. 4 keeps well ahead of the Go upstream (25 claims/s)
- * without 8's memory.
+ * Workers per controller, chosen with the core bench (BENCH_CONCURRENCY, ours alone, medians):
+ * at N = 100, 4 → 95 claims/s, 8 → 136, 16 → ~150 (4 held a 1-second burst back: 1.8× the Go
+ * upstream against issue 25's 2×); at N = 1,000, 4 → 132, 8 → 143; at N = 3,000, 4 → 123,
+ * 8 → 139, both 2.4–2.5 ms CPU per claim and 105 MiB peak RSS. 16 adds nothing over 8 beyond
+ * N = 100 and costs CPU per claim (3.0 ms at N = 1,000 against 2.2).
  */
-export const DEFAULT_CONCURRENCY = 4;
+export const DEFAULT_CONCURRENCY = 8;
 
 /** A namespace flag must name a valid namespace (a DNS-1123 label), or the process does not start. */
 export function checkNamespaceFlag(flag: string, value: unknown): void {

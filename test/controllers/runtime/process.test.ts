@@ -46,7 +46,7 @@ describe('stopping and saying why', () => {
   it('says what it is at startup: version, flags and identity', async () => {
     const { lines } = await runThenTerminate('https://127.0.0.1:1', 3_000);
     expect(lines[0]).toMatchObject({ level: 'info', msg: 'starting', version: VERSION, server: 'https://127.0.0.1:1', user: 'u' });
-    expect(lines[0]!.flags).toMatchObject({ 'leader-elect': false, concurrency: 4, 'health-probe-bind-address': '0' });
+    expect(lines[0]!.flags).toMatchObject({ 'leader-elect': false, concurrency: 8, 'health-probe-bind-address': '0' });
     expect(String(lines[0]!.identity)).toMatch(/_\d+$/);
   }, 30_000);
 
