@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:9ec7808a88ea1c2aa05f67ef27d9c8f19951529235bdb656d0d9a35001e7d964',
+    digest: 'sha256:4c6d6c9ecd0108b635b4aefd76047b9a221b92c1615459d326553886d4b50450',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:ca4ab97f44c15bb26b6113a632d4d6fd72e669666642a6438e4e34e0c6273345',
+    digest: 'sha256:bea6b27b0c5b5e2b84e0780a42d80b6233d6eaa1d856aa2afdd50532283453d9',
   },
 } as const satisfies Record<string, ImagePin>;
 
