@@ -2,7 +2,7 @@
  * The runtime informer's own watch request (controllers/runtime/informer.ts,
  * openWatch), as the core's caches meet it: events cut anywhere by the network,
  * a multi-byte character split between chunks, CRLF line ends, a line that does
- * not parse. (The informer's other rules are test/controllers/runtime's.)
+ * not parse. (The informer's other rules are in informer.test.ts.)
  */
 import { createServer, type ServerResponse } from 'node:http';
 import * as k8s from '@kubernetes/client-node';
