@@ -18,7 +18,7 @@ import type { Controller, ReconcileResult } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
 import type { DriverClusterStore } from './cluster-store.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
-import { isAlreadyExists, keyOf, splitKey } from '../runtime/kube.js';
+import { ignoreNotFound, isAlreadyExists, keyOf, splitKey } from '../runtime/kube.js';
 import { backingPoolName, servedBy } from './class-parameters.js';
 import { allocationPlaceholderName, ipObjectName, poolName } from './names.js';
 import { isPlaceholder, ownerOf, placeholderService } from './placeholders.js';
@@ -244,7 +244,7 @@ export class DriverClaimReconciler {
    */
   private async cleanupOrphans(namespace: string, name: string): Promise<void> {
     for (const placeholder of this.store.allocationPlaceholdersOf(namespace, name)) {
-      const address = this.recordedFor(placeholder, namespace, name);
+      const address = await this.recordedFor(placeholder, namespace, name);
       if (!address) {
         await this.store.deleteService(this.store.placeholderNamespace, placeholder.metadata!.name!);
       } else {
@@ -256,15 +256,19 @@ export class DriverClaimReconciler {
   /**
    * The IPAddress backing an allocation placeholder: the one its label names,
    * or, before the label is written, the one recorded for the IP MetalLB
-   * assigned it, if that one names this claim.
+   * assigned it, if that one names this claim. An address the cache does not
+   * have is asked of the apiserver before the answer is "none": the watch can
+   * deliver the claim bound to an address before the address itself (a
+   * recording write whose answer came late), and deleting the placeholder then
+   * would hand a recorded IP back to MetalLB.
    */
-  private recordedFor(placeholder: V1Service, namespace: string, name: string): IPAddress | undefined {
+  private async recordedFor(placeholder: V1Service, namespace: string, name: string): Promise<IPAddress | undefined> {
     const linked = placeholder.metadata?.labels?.[IP_ADDRESS_LABEL];
     if (linked) {
-      return this.store.address(linked);
+      return this.addressNamed(linked);
     }
     for (const ip of ingressIps(placeholder)) {
-      const address = this.store.address(ipObjectName(ip));
+      const address = await this.addressNamed(ipObjectName(ip));
       const ref = address?.spec.claimRef;
       const family = familyOf(ip);
       // The claim that made this placeholder, by UID (its name): a claim of the same name made
@@ -275,6 +279,11 @@ export class DriverClaimReconciler {
       }
     }
     return undefined;
+  }
+
+  /** From the cache, or else from the apiserver: only the apiserver's NotFound means there is none. */
+  private async addressNamed(name: string): Promise<IPAddress | undefined> {
+    return this.store.address(name) ?? (await ignoreNotFound(this.store.getAddress(name)));
   }
 
   /**
