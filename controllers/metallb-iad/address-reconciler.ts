@@ -17,7 +17,7 @@ import { backingPoolName, parseClassParameters, reservationExists, servedBy } fr
 import { isPlaceholder } from './placeholders.js';
 import { authorizes, driverPin, ingressIps } from './services.js';
 import type { DriverStore } from './store.js';
-import { ensureHold, releaseHolds } from './holds.js';
+import { ensureHold, releaseHolds, retryUnassignedHold } from './holds.js';
 
 /** A deleted address waits for the Service pass to unpin it; its Service's update wakes it, this is the backstop. */
 const TEARDOWN_RECHECK_MS = 5_000;
@@ -53,7 +53,8 @@ export class DriverAddressReconciler {
     const to = address.status?.associatedTo;
     if (!to) {
       await ensureHold(this.store, this.events, address);
-      return;
+      const retryInMs = await retryUnassignedHold(this.store, this.events, address);
+      return retryInMs === undefined ? undefined : { requeueAfterMs: retryInMs };
     }
     if (to.kind !== 'Service') {
       await releaseHolds(this.store, name); // another kind of workload carries it through its own driver

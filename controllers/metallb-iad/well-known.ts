@@ -11,6 +11,8 @@ export const IP_ADDRESS_LABEL = `${DRIVER}/ip-address`;
 export const CLAIM_NAMESPACE_ANNOTATION = `${DRIVER}/claim-namespace`;
 export const CLAIM_NAME_ANNOTATION = `${DRIVER}/claim-name`;
 export const PINNED_ANNOTATION = `${DRIVER}/pinned`;
+/** On a hold MetalLB left without its IP: when the driver last asked MetalLB to look at it again (holds.ts). */
+export const HOLD_RETRIED_ANNOTATION = `${DRIVER}/hold-retried-at`;
 export const PIN_ANNOTATION = 'metallb.io/loadBalancerIPs';
 export const POOL_ANNOTATION = 'metallb.io/address-pool';
 /**

@@ -28,6 +28,7 @@ interface Meta {
   resourceVersion?: string;
   generation?: number;
   finalizers?: string[];
+  creationTimestamp?: Date;
   deletionTimestamp?: Date;
 }
 
@@ -101,6 +102,7 @@ export class ObjectRules {
     }
     before?.();
     const stored = this.stamp(clone(object));
+    stored.metadata!.creationTimestamp = new Date(); // as the apiserver sets it
     shelf.set(key, stored);
     return clone(stored);
   }

@@ -1,5 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { HOLD_RETRY_FIRST_MS, retryUnassignedHold } from '../../../controllers/metallb-iad/holds.js';
 import type { MetallbObject } from '../../../controllers/metallb-iad/store.js';
 import { boundAddress, boundClaim, pendingClaim, PH, publicClass, tenantService, world } from './fixtures.js';
 
@@ -7,6 +8,7 @@ const PIN = 'metallb.io/loadBalancerIPs';
 const MARKER = 'metallb.drivers.local.sdn.cozystack.io/pinned';
 const CLAIM = 'local.sdn.cozystack.io/ip-address-claim';
 const CARRIER = 'metallb.drivers.local.sdn.cozystack.io/carrier';
+const HOLD_RETRIED = 'metallb.drivers.local.sdn.cozystack.io/hold-retried-at';
 
 describe('class controller', () => {
   it('1. renders the pool (autoAssign false, owned by the class) and the advertisement', async () => {
@@ -303,6 +305,35 @@ describe('claim controller', () => {
     }
   });
 
+  it('the claim Bound before the cache has its IPAddress: the assigned placeholder is kept and handed over, never given back', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim());
+    await w.reconcileClaim();
+    w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
+    // The recording write reached the apiserver, its answer did not: the core bound the claim,
+    // and the claim's watch event came before the address's.
+    w.cluster.putAddress(boundAddress({ phase: 'Bound' }));
+    w.cluster.unseenAddresses.add('ip-203-0-113-1');
+    w.cluster.putClaim(boundClaim());
+    await w.reconcileClaim();
+    const placeholder = w.cluster.service(PH, 'iad-claim-uid-1-v4');
+    expect(placeholder?.status?.loadBalancer?.ingress?.[0]?.ip).toBe('203.0.113.1');
+    expect(placeholder?.metadata?.annotations?.[PIN]).toBe('203.0.113.1');
+    expect(placeholder?.metadata?.ownerReferences?.map((o) => o.uid)).toEqual(['addr-uid-1']);
+  });
+
+  it('an assigned placeholder the apiserver has no IPAddress for is given back once its claim is gone', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putClaim(pendingClaim());
+    await w.reconcileClaim();
+    w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
+    w.cluster.claims.clear();
+    await w.reconcileClaim();
+    expect(w.cluster.placeholders()).toEqual([]);
+  });
+
   it('AlreadyExists for the same claim is adopted; for another claim it is a LedgerMismatch', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
@@ -326,6 +357,42 @@ describe('IPAddress controller', () => {
     expect(hold.metadata?.annotations?.[PIN]).toBe('203.0.113.1');
     expect(hold.metadata?.labels?.['metallb.drivers.local.sdn.cozystack.io/ip-address']).toBe('ip-203-0-113-1');
     expect(w.events.reasons()).toEqual(['Held']);
+  });
+
+  it('a hold MetalLB leaves without its IP, which no Service carries, is asked for again: at 30 s, then after as long again', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putAddress(boundAddress());
+    const first = await w.reconcileAddress();
+    const hold = w.cluster.service(PH, 'iad-ip-203-0-113-1')!;
+    const created = new Date(hold.metadata!.creationTimestamp!).getTime();
+    expect(first).toEqual({ requeueAfterMs: expect.closeTo(HOLD_RETRY_FIRST_MS, -3) });
+    const address = w.cluster.address('ip-203-0-113-1')!;
+    expect(await retryUnassignedHold(w.cluster, w.events, address, created + 29_000)).toBe(1_000);
+    expect(w.cluster.log.filter((l) => l.startsWith('update Service'))).toEqual([]);
+    // Due: one write on the hold, which makes MetalLB look at it again, and a Warning on the address.
+    expect(await retryUnassignedHold(w.cluster, w.events, address, created + 31_000)).toBe(31_000);
+    expect(w.cluster.service(PH, 'iad-ip-203-0-113-1')!.metadata?.annotations?.[HOLD_RETRIED]).toBe(new Date(created + 31_000).toISOString());
+    expect(w.events.events).toContainEqual(expect.objectContaining({ type: 'Warning', reason: 'HoldRetried', message: expect.stringContaining('203.0.113.1') }));
+    // The next ask waits as long as the hold had waited (31 s), the one after that twice as long.
+    expect(await retryUnassignedHold(w.cluster, w.events, address, created + 60_000)).toBe(2_000);
+    expect(await retryUnassignedHold(w.cluster, w.events, address, created + 62_000)).toBe(62_000);
+    expect(w.cluster.log.filter((l) => l.startsWith('update Service'))).toHaveLength(2);
+    // Once MetalLB has given it the IP there is nothing to wait for.
+    w.cluster.assign(PH, 'iad-ip-203-0-113-1', '203.0.113.1');
+    expect(await retryUnassignedHold(w.cluster, w.events, address, created + 600_000)).toBeUndefined();
+    expect(await w.reconcileAddress()).toBeUndefined();
+  });
+
+  it('a hold without its IP while a Service carries it waits for that Service to let go: no write', async () => {
+    const w = world();
+    w.cluster.putClass(publicClass());
+    w.cluster.putAddress(boundAddress());
+    await w.reconcileAddress();
+    w.cluster.putService(tenantService('thief', {}, '203.0.113.1'));
+    const address = w.cluster.address('ip-203-0-113-1')!;
+    expect(await retryUnassignedHold(w.cluster, w.events, address, Date.now() + 3_600_000)).toBeUndefined();
+    expect(w.cluster.log.filter((l) => l.startsWith('update Service'))).toEqual([]);
   });
 
   it('an admin-named address of a served class is held too, by a placeholder named after its IP', async () => {
