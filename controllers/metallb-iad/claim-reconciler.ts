@@ -12,7 +12,7 @@ import { ADDRESS_PROTECTION_FINALIZER, API_VERSION, BOUND_REASON, CONDITION,
   type IPAddress,
   type IPAddressClaim,
 } from '../../api/v1alpha1/index.js';
-import { boundAddresses, claimKey, nextCondition, requestedFamilies, resolvedClassName, type IPAddressClass } from '../../api/v1alpha1/index.js';
+import { boundAddresses, claimKey, nextCondition, requestedFamilies, resolvedClassName } from '../../api/v1alpha1/index.js';
 import { familyOf, type Family } from '../../api/ip.js';
 import type { Controller, ReconcileResult } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
@@ -24,7 +24,7 @@ import { allocationPlaceholderName, ipObjectName, poolName } from './names.js';
 import { isPlaceholder, ownerOf, placeholderService } from './placeholders.js';
 import { ingressIps } from './services.js';
 import { CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION, DRIVER, DRIVER_CLAIM_CONDITION, IP_ADDRESS_LABEL, PIN_ANNOTATION, POOL_ANNOTATION } from './well-known.js';
-import { classBooksOf } from './class-books.js';
+import { familyExhausted } from './class-books.js';
 import type { DriverStore } from './store.js';
 import { ensureHold } from './holds.js';
 
@@ -113,17 +113,11 @@ export class DriverClaimReconciler {
         waitingFor.push(family);
       }
     }
-    const exhausted = waitingFor.filter((family) => this.freeIn(ipClass, family) === 0n);
+    const exhausted = waitingFor.filter((family) => familyExhausted(this.store, ipClass, family));
     if (this.givenBack.has(claim.metadata.uid!)) {
       return { result: { requeueAfterMs: GIVEN_BACK_RECHECK_MS }, exhausted };
     }
     return { result: waitingFor.length > 0 ? { requeueAfterMs: WAITING_REQUEUE_MS } : undefined, exhausted };
-  }
-
-  /** What MetalLB can still hand out in the class for a family (the class's books). */
-  private freeIn(ipClass: IPAddressClass, family: Family): bigint | undefined {
-    const books = classBooksOf(this.store, ipClass);
-    return books && (books.find((b) => b.family === family)?.free ?? 0n);
   }
 
   /**

@@ -87,3 +87,24 @@ export function classBooksOf(store: Pick<DriverStore, 'addressesOfClass' | 'plac
   }
   return classBooks(parameters.ranges, store.addressesOfClass(ipClass.metadata.name!), (a) => store.placeholdersOf(a.metadata.name!).length > 0);
 }
+
+/**
+ * Whether MetalLB has nothing left of this family to hand out in the class
+ * (its books' `free` is 0). The books walk every address of the class, about
+ * 20 ms at 10,000, and every waiting claim's pass asks: they are counted only
+ * when the class records at least as many addresses as the family's ranges
+ * hold, the one case in which it can be full.
+ */
+export function familyExhausted(store: Pick<DriverStore, 'addressesOfClass' | 'poolNamed'>, ipClass: IPAddressClass, family: Family): boolean {
+  const parameters = parseClassParameters(ipClass, (pool) => store.poolNamed(pool));
+  if (!parameters.ok) {
+    return false;
+  }
+  const capacity = capacityOf(parameters.ranges.filter((r) => (r.family === 4 ? 'IPv4' : 'IPv6') === family));
+  const addresses = store.addressesOfClass(ipClass.metadata.name!);
+  if (BigInt(addresses.length) < capacity) {
+    return false; // fewer records than room: some of this family is free, whatever the records' families
+  }
+  const books = classBooks(parameters.ranges, addresses, () => false);
+  return (books.find((b) => b.family === family)?.free ?? 0n) === 0n;
+}

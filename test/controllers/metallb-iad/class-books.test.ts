@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parseRange, type IpRange } from '../../../api/ip.js';
-import { capacityOf, classBooks } from '../../../controllers/metallb-iad/class-books.js';
+import { capacityOf, classBooks, familyExhausted } from '../../../controllers/metallb-iad/class-books.js';
 import { bookStatus } from '../../../controllers/metallb-iad/class-status.js';
 import { registerDriverMetrics } from '../../../controllers/metallb-iad/metrics.js';
 import { boundAddress, publicClass, world } from './fixtures.js';
@@ -14,6 +14,18 @@ const address = (ip: string, phase: string, extra: Record<string, unknown> = {})
 });
 
 describe('a class’s books', () => {
+  it('a family is exhausted when nothing of it is free, Lost addresses aside, and never below its capacity in records', () => {
+    const small = publicClass({ parameters: { addresses: ['203.0.113.0/30'] } });
+    const store = (...ips: [string, string][]) => ({
+      addressesOfClass: () => ips.map(([ip, phase]) => address(ip, phase)),
+      poolNamed: () => undefined,
+    });
+    expect(familyExhausted(store(['203.0.113.0', 'Bound'], ['203.0.113.1', 'Bound'], ['203.0.113.2', 'Bound']), small, 'IPv4')).toBe(false);
+    expect(familyExhausted(store(['203.0.113.0', 'Bound'], ['203.0.113.1', 'Bound'], ['203.0.113.2', 'Bound'], ['203.0.113.3', 'Released']), small, 'IPv4')).toBe(true);
+    expect(familyExhausted(store(['203.0.113.0', 'Bound'], ['203.0.113.1', 'Bound'], ['203.0.113.2', 'Bound'], ['198.51.100.9', 'Lost']), small, 'IPv4')).toBe(false);
+    expect(familyExhausted(store(), small, 'IPv6')).toBe(true); // no IPv6 range: nothing to hand out
+  });
+
   it('capacity is the size of the union of its ranges, exact for any IPv6 size', () => {
     expect(capacityOf(ranges('203.0.113.0/29'))).toBe(8n);
     expect(capacityOf(ranges('203.0.113.0/29', '203.0.113.4-203.0.113.11'))).toBe(12n);
