@@ -106,7 +106,7 @@ describe('claim controller', () => {
     expect(w.events.reasons()).toEqual([]); // asking MetalLB is no news; a long wait is (WaitingForMetalLB)
   });
 
-  it('1b. says so on the claim when MetalLB has not assigned for two minutes, and not before', async () => {
+  it('1b. says so on the claim, once, when MetalLB has not assigned for two minutes, and not before', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
     w.cluster.putClaim(pendingClaim());
@@ -116,6 +116,8 @@ describe('claim controller', () => {
     expect(w.events.reasons()).toEqual([]);
     w.cluster.putService({ ...placeholder, metadata: { ...placeholder.metadata, creationTimestamp: new Date(Date.now() - 150_000) } });
     await w.reconcileClaim();
+    expect(w.events.reasons()).toEqual(['WaitingForMetalLB']);
+    await w.reconcileClaim(); // the next requeue: said once is enough
     expect(w.events.reasons()).toEqual(['WaitingForMetalLB']);
   });
 
