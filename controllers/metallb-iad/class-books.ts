@@ -26,6 +26,10 @@ export interface FamilyBooks {
   readonly free: bigint;
 }
 
+function rangesOf(ranges: readonly IpRange[], family: Family): IpRange[] {
+  return ranges.filter((r) => (r.family === 4 ? 'IPv4' : 'IPv6') === family);
+}
+
 /** The size of the union of ranges of one family. */
 export function capacityOf(ranges: readonly IpRange[]): bigint {
   const sorted = [...ranges].sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
@@ -50,7 +54,7 @@ export function classBooks(ranges: readonly IpRange[], addresses: readonly IPAdd
   const books: FamilyBooks[] = [];
   for (const family of ['IPv4', 'IPv6'] as const) {
     const mine = addresses.filter((a) => familyOf(a.spec.address) === family && !a.metadata.deletionTimestamp);
-    const own = ranges.filter((r) => (r.family === 4 ? 'IPv4' : 'IPv6') === family);
+    const own = rangesOf(ranges, family);
     if (own.length === 0 && mine.length === 0) {
       continue;
     }
@@ -100,7 +104,7 @@ export function familyExhausted(store: Pick<DriverStore, 'addressesOfClass' | 'p
   if (!parameters.ok) {
     return false;
   }
-  const capacity = capacityOf(parameters.ranges.filter((r) => (r.family === 4 ? 'IPv4' : 'IPv6') === family));
+  const capacity = capacityOf(rangesOf(parameters.ranges, family));
   const addresses = store.addressesOfClass(ipClass.metadata.name!);
   if (BigInt(addresses.length) < capacity) {
     return false; // fewer records than room: some of this family is free, whatever the records' families

@@ -77,8 +77,8 @@ export class Controller {
       }
       // A pass that reads only the caches never leaves the microtask queue, and the next key is
       // already there: without this, a queue of such passes starves every socket and timer of the
-      // process (at 10,000 claims, 4,000 waiting claims due at once held the driver for 90 s, and
-      // its writes' answers, already received, timed out). Go's scheduler preempts; here each
+      // process (at 10,000 claims, thousands of waiting claims due at once held the driver for 90 s,
+      // and its writes' answers, already received, timed out). Go's scheduler preempts; here each
       // worker steps back once per key, after the I/O that is ready.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
