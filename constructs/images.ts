@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:4c6d6c9ecd0108b635b4aefd76047b9a221b92c1615459d326553886d4b50450',
+    digest: 'sha256:3d205b71d2424e30dbdeb0264d3d280282ec8d04cf096721c2216b5dbe9b75a1',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:bea6b27b0c5b5e2b84e0780a42d80b6233d6eaa1d856aa2afdd50532283453d9',
+    digest: 'sha256:976dc08f76ac3b78fba8755ff7e2e8275c3dc65108c41eceb41c605c20994a2a',
   },
 } as const satisfies Record<string, ImagePin>;
 
