@@ -47,7 +47,7 @@ export const IMAGES = {
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:976dc08f76ac3b78fba8755ff7e2e8275c3dc65108c41eceb41c605c20994a2a',
+    digest: 'sha256:699ac9475963dfe3f99f645557857a7ccd01f54212cf43f969faf6323274dcd3',
   },
 } as const satisfies Record<string, ImagePin>;
 
