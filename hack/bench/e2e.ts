@@ -8,7 +8,6 @@
  * run from their esbuild bundles, as in the image (npm run build first).
  */
 import { performance } from 'node:perf_hooks';
-import * as k8s from '@kubernetes/client-node';
 import { shareConnections } from '../../controllers/runtime/connections.js';
 import { ADMIN } from '../../test/e2e/support/cluster.js';
 import { apis } from '../../test/e2e/support/kube.js';
@@ -19,6 +18,7 @@ import { peakRssMiB } from './proc.js';
 import { ToolError } from '../../lib/errors.js';
 import { benchBoundMs, benchPoolFor, SLOWEST_CLAIMS_PER_SECOND } from './e2e-pool.js';
 import { apiserverCeiling, type Ceiling } from './apiserver-ceiling.js';
+import { followWatch, type FollowedWatch } from './follow-watch.js';
 
 export interface EndToEndRun {
   readonly claims: number;
@@ -37,8 +37,6 @@ export interface EndToEndRun {
 }
 
 const WRITERS = 20;
-/** A claim watch with no event for this long while claims are still unbound is started again. */
-const WATCH_SILENCE_MS = 30_000;
 
 /** The event sources of our controllers (their ApiEventRecorder components). */
 const OUR_COMPONENTS = new Set([
@@ -69,6 +67,7 @@ async function eventWritesBy(admin: ReturnType<typeof apis>, components: Readonl
 export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
   const range = benchPoolFor(claims);
   const platform = await startPlatform([], '10.96.0.0/16');
+  let watch: FollowedWatch | undefined;
   try {
     const core = await platform.startCore('address-controller', false, true);
     const driver = await platform.startDriver('metallb-iad', false, true);
@@ -80,9 +79,7 @@ export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
     const latencies: number[] = [];
     let resolveDone!: () => void;
     const done = new Promise<void>((r) => (resolveDone = r));
-    let lastEventAt = performance.now();
     const seen = (claim: Cr) => {
-      lastEventAt = performance.now();
       const name = claim.metadata.name!;
       const t0 = created.get(name);
       if (t0 !== undefined && claim.status?.phase === 'Bound') {
@@ -93,29 +90,7 @@ export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
         }
       }
     };
-    // A watch the apiserver ends (its timeout, or a stall on a loaded apiserver), or one silent for
-    // WATCH_SILENCE_MS while claims are still unbound, is started again: its first events list every
-    // claim, so a binding missed meanwhile is counted then, late rather than never (a bench that
-    // waits out its bound on a dead stream measures nothing).
-    let stopped = false;
-    let current: AbortController | undefined;
-    const restart = (): void => {
-      if (!stopped) {
-        setTimeout(() => void watchClaims().catch(restart), 500);
-      }
-    };
-    const watchClaims = async (): Promise<void> => {
-      current = await new k8s.Watch(kubeConfig).watch('/apis/local.sdn.cozystack.io/v1alpha1/ipaddressclaims', {}, (_phase: string, claim: Cr) => seen(claim), restart);
-    };
-    await watchClaims();
-    const silence = setInterval(() => {
-      if (performance.now() - lastEventAt > WATCH_SILENCE_MS) {
-        lastEventAt = performance.now();
-        current?.abort(); // its done callback starts the next one
-      }
-    }, WATCH_SILENCE_MS / 3);
-    silence.unref();
-    const abort = { abort: () => ((stopped = true), clearInterval(silence), current?.abort()) };
+    watch = await followWatch<Cr>(kubeConfig, '/apis/local.sdn.cozystack.io/v1alpha1/ipaddressclaims', seen);
     const writesBefore = await apiserverWrites(kubeConfig);
     const started = performance.now();
     await inParallel(WRITERS, claims, async (i) => {
@@ -128,7 +103,7 @@ export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
     clearTimeout(timeout);
     const elapsed = (performance.now() - started) / 1000;
     const writes = difference(writesBefore, await apiserverWrites(kubeConfig));
-    abort.abort();
+    watch.stop();
     if (latencies.length < claims) {
       throw new ToolError([
         `only ${latencies.length}/${claims} claims Bound within ${Math.round(boundMs / 1000)} s (slower than ${SLOWEST_CLAIMS_PER_SECOND} claims/s); pool ${range}`,
@@ -160,6 +135,7 @@ export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
       ceiling,
     };
   } finally {
+    watch?.stop(); // before the apiserver goes, or it would be started again and again
     await platform.stop();
   }
 }
