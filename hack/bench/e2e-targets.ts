@@ -26,13 +26,20 @@ export function checkEndToEnd(targets: Targets, run: EndToEndRun): void {
   targets.atMost(`peak RSS driver at ${run.claims} claims (MiB)`, run.driverRssMiB, rssBound);
 }
 
+/** One line a key, most first: `  KEY: N.NN/claim`. */
+function perClaim(counts: ReadonlyMap<string, number>, claims: number): string[] {
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([key, count]) => `  ${key}: ${(count / claims).toFixed(2)}/claim`);
+}
+
 /** What a run measured, as both commands print it: the figures, the writes by kind, the apiserver's ceiling. */
 export function describeEndToEnd(run: EndToEndRun): string {
   const lines = [
     `bench e2e: ${run.claims} claims Bound at ${run.claimsPerSecond.toFixed(1)} claims/s, p50 ${run.p50Seconds.toFixed(2)} s, p99 ${run.p99Seconds.toFixed(2)} s; ` +
       `writes/claim ${run.writesPerClaim.toFixed(1)} by the controllers, ${run.allWritesPerClaim.toFixed(1)} in all (MetalLB's and the apiserver's own included); ` +
       `peak RSS core ${run.coreRssMiB.toFixed(0)} MiB, driver ${run.driverRssMiB.toFixed(0)} MiB; no address lost or double-booked`,
-    ...[...run.writes].sort((a, b) => b[1] - a[1]).map(([kind, count]) => `  ${kind}: ${(count / run.claims).toFixed(2)}/claim`),
+    ...perClaim(run.writes, run.claims),
+    '  of the Events, ours by reason:',
+    ...perClaim(run.ourEvents, run.claims).map((line) => `  ${line}`),
   ];
   if (run.ceiling) {
     lines.push(

@@ -33,6 +33,8 @@ export interface EndToEndRun {
   /** Every mutating request, MetalLB's and the apiserver's own included, less the bench's creates. */
   readonly allWritesPerClaim: number;
   readonly writes: WriteCounts;
+  /** Our controllers' Event writes by reason: which Events a size adds. */
+  readonly ourEvents: WriteCounts;
   readonly coreRssMiB: number;
   readonly driverRssMiB: number;
   /** The same writes from a plain client, controllers stopped (apiserver-ceiling.ts): what this machine's apiserver allows. */
@@ -51,15 +53,16 @@ const OUR_COMPONENTS = new Set([
   'iad-service-controller',
 ]);
 
-/** Event writes by these components: one create per Event object, one patch per repeat. */
-async function eventWritesBy(admin: ReturnType<typeof apis>, components: ReadonlySet<string>): Promise<number> {
-  let writes = 0;
+/** Event writes by these components, by reason: one create per Event object, one patch per repeat. */
+async function eventWritesBy(admin: ReturnType<typeof apis>, components: ReadonlySet<string>): Promise<WriteCounts> {
+  const writes: WriteCounts = new Map();
   let _continue: string | undefined;
   do {
     const page = await admin.core.listEventForAllNamespaces({ limit: 500, _continue });
     for (const event of page.items) {
       if (components.has(event.source?.component ?? event.reportingComponent ?? '')) {
-        writes += Math.max(1, event.count ?? 1);
+        const reason = event.reason ?? '';
+        writes.set(reason, (writes.get(reason) ?? 0) + Math.max(1, event.count ?? 1));
       }
     }
     _continue = page.metadata?._continue;
@@ -137,9 +140,10 @@ export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
       claimsPerSecond: claims / elapsed,
       p50Seconds: p(0.5),
       p99Seconds: p(0.99),
-      writesPerClaim: (controllerWrites(writes) + ourEvents - claims) / claims, // less the bench's own claim creates
+      writesPerClaim: (controllerWrites(writes) + total(ourEvents) - claims) / claims, // less the bench's own claim creates
       allWritesPerClaim: (total(writes) - claims) / claims,
       writes,
+      ourEvents,
       coreRssMiB,
       driverRssMiB,
       ceiling,

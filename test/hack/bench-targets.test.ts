@@ -12,6 +12,7 @@ const run: EndToEndRun = {
   writesPerClaim: 11,
   allWritesPerClaim: 15.8,
   writes: new Map(),
+  ourEvents: new Map(),
   coreRssMiB: 100,
   driverRssMiB: 119,
 };
@@ -52,9 +53,19 @@ describe("the end-to-end figure's targets (npm run bench and npm run bench:e2e)"
   });
 
   it('the report names the figures and, when measured, the apiserver ceiling and our fraction of it', () => {
-    const text = describeEndToEnd({ ...good, writes: new Map([['ipaddressclaims/status', 2000]]), ceiling: { claimsPerSecond: 50, writesPerSecond: 600 } });
+    const text = describeEndToEnd({
+      ...good,
+      writes: new Map([['ipaddressclaims/status', 2000]]),
+      ourEvents: new Map([
+        ['WaitingForMetalLB', 70],
+        ['Provisioned', 1000],
+      ]),
+      ceiling: { claimsPerSecond: 50, writesPerSecond: 600 },
+    });
     expect(text).toContain('bench e2e: 1000 claims Bound at 41.0 claims/s');
     expect(text).toContain('  ipaddressclaims/status: 2.00/claim');
+    // Our Events by reason, most first: what a larger run adds shows by name.
+    expect(text).toContain('  of the Events, ours by reason:\n    Provisioned: 1.00/claim\n    WaitingForMetalLB: 0.07/claim\n');
     expect(text).toContain('reaches 50.0 claims/s (600 writes/s); ours is 82 % of it');
     expect(describeEndToEnd(good)).not.toContain('ceiling');
   });
