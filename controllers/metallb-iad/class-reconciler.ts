@@ -21,8 +21,12 @@ import { parseRange, rangeContains, rangesOverlap, type IpRange } from '../../ap
 import type { DriverStore, MetallbObject } from './store.js';
 import { CARRIER_LABEL, SERVED_BY_CLASS_ANNOTATION } from './well-known.js';
 
-/** How long the class's books wait for more address changes before they are written. */
-const BOOKS_COALESCE_MS = 1_000;
+/**
+ * How long the class's books wait for more address changes before they are
+ * written: during a long burst, one write (and one count over every address of
+ * the class) per 5 s. At 1 s a 10,000-claim burst cost 0.04 writes per claim.
+ */
+const BOOKS_COALESCE_MS = 5_000;
 
 /** While Services of a class still lack the carrier label, how soon to look again. */
 const CARRIER_LABEL_RECHECK_MS = 2_000;

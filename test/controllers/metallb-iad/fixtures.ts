@@ -53,11 +53,12 @@ export const tenantService = (name: string, annotations: Record<string, string> 
   ...(ingress ? { status: { loadBalancer: { ingress: [{ ip: ingress }] } } } : {}),
 });
 
-export function world() {
+/** `now`: the claim controller's clock (its waits are measured with it). */
+export function world(now: () => number = Date.now) {
   const cluster = new InMemoryDriverCluster(PH);
   const events = new RecordingEvents();
   const classes = new ClassReconciler(cluster, events);
-  const claims = new DriverClaimReconciler(cluster, events);
+  const claims = new DriverClaimReconciler(cluster, events, now);
   const addresses = new DriverAddressReconciler(cluster, events);
   const services = new ServiceReconciler(cluster, events);
   return {

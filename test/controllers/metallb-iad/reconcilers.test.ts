@@ -106,19 +106,41 @@ describe('claim controller', () => {
     expect(w.events.reasons()).toEqual([]); // asking MetalLB is no news; a long wait is (WaitingForMetalLB)
   });
 
-  it('1b. says so on the claim, once, when MetalLB has not assigned for two minutes, and not before', async () => {
-    const w = world();
+  it('1b. says so on the claim, once, when MetalLB has assigned nothing from the pool for two minutes, and not before', async () => {
+    let now = Date.now();
+    const w = world(() => now);
     w.cluster.putClass(publicClass());
     w.cluster.putClaim(pendingClaim());
     await w.reconcileClaim();
-    const placeholder = w.cluster.placeholders()[0]!;
+    now += 60_000;
     await w.reconcileClaim();
     expect(w.events.reasons()).toEqual([]);
-    w.cluster.putService({ ...placeholder, metadata: { ...placeholder.metadata, creationTimestamp: new Date(Date.now() - 150_000) } });
+    now += 90_000;
     await w.reconcileClaim();
     expect(w.events.reasons()).toEqual(['WaitingForMetalLB']);
+    expect(w.events.events.at(-1)?.message).toMatch(/in 150 s, nor any other from that pool in 150 s/);
     await w.reconcileClaim(); // the next requeue: said once is enough
     expect(w.events.reasons()).toEqual(['WaitingForMetalLB']);
+  });
+
+  it('1c. a long wait while MetalLB still hands out addresses from the pool is a queue, not news: no Event', async () => {
+    let now = Date.now();
+    const w = world(() => now);
+    w.cluster.putClass(publicClass());
+    const other = { ...pendingClaim(), metadata: { ...pendingClaim().metadata, name: 'api', uid: 'claim-uid-2' } };
+    w.cluster.putClaim(pendingClaim());
+    w.cluster.putClaim(other);
+    await w.reconcileClaim();
+    await w.reconcileClaim('api');
+    now += 100_000;
+    w.cluster.assign(PH, 'iad-claim-uid-2-v4', '203.0.113.2');
+    await w.reconcileClaim('api'); // MetalLB served the claim made alongside
+    now += 50_000;
+    await w.reconcileClaim();
+    expect(w.events.reasons()).toEqual(['Provisioned']);
+    now += 120_000; // and then nothing more from the pool for two minutes: now it is news
+    await w.reconcileClaim();
+    expect(w.events.reasons()).toEqual(['Provisioned', 'WaitingForMetalLB']);
   });
 
   it('2. records what MetalLB assigned: an IPAddress, a pinned, linked placeholder owned by it', async () => {
