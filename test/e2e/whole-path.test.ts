@@ -233,6 +233,47 @@ describe('the whole path', () => {
     recordScenario('admin-made offender: a plain pin refused by MetalLB; a labelled one → Conflict → cleared');
   });
 
+  it('an offender that moves to another IP instead of going: MetalLB is asked again for the hold, which gets its IP back', async () => {
+    // MetalLB refused the hold while the offender had the IP, and looks again only when a Service is
+    // deleted or lets go of every IP: a move to another IP is neither, so only the driver's retry
+    // (the hold-retried-at annotation, 30 s after the hold was made) gets the hold its IP.
+    driver.process.process.kill('SIGKILL');
+    await new Promise((r) => driver.process.process.once('exit', r));
+    for (const placeholder of await placeholdersOf(addressName)) {
+      await admin.core.deleteNamespacedService({ name: placeholder.metadata!.name!, namespace: PLACEHOLDERS });
+    }
+    const offender: k8s.V1Service = {
+      metadata: { name: 'mover', namespace: 'default', labels: { 'metallb.drivers.local.sdn.cozystack.io/carrier': 'true' }, annotations: { 'metallb.io/loadBalancerIPs': ip } },
+      spec: { type: 'LoadBalancer', ports: [{ port: 80 }] },
+    };
+    await admin.core.createNamespacedService({ namespace: 'default', body: offender });
+    await waitFor('MetalLB gives the mover the IP', async () => (await ingress('mover', 'default')).includes(ip), 30_000);
+    driver = await platform.startDriver('metallb-iad-after-move');
+    await waitFor('Conflict', async () => (await getAddress(addressName)).status?.phase === 'Conflict', 60_000);
+    await waitFor('a hold made, without the IP', async () => (await placeholdersOf(addressName)).length === 1, 30_000);
+    // Somewhere free in the pool (203.0.113.0/28): no IPAddress records it and no Service has it.
+    const recorded = ((await admin.custom.listClusterCustomObject(crd('ipaddresses'))) as { items: Cr[] }).items.map((a) => a.spec.address as string);
+    const carried = (await admin.core.listServiceForAllNamespaces()).items.flatMap((s) => (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip));
+    const elsewhere = [...Array(16).keys()].map((i) => `203.0.113.${15 - i}`).find((candidate) => !recorded.includes(candidate) && !carried.includes(candidate))!;
+    const moving = await admin.core.readNamespacedService({ name: 'mover', namespace: 'default' });
+    moving.metadata!.annotations = { ...moving.metadata!.annotations, 'metallb.io/loadBalancerIPs': elsewhere };
+    await admin.core.replaceNamespacedService({ name: 'mover', namespace: 'default', body: moving });
+    await waitFor('the mover moved', async () => (await ingress('mover', 'default')).join() === elsewhere, 30_000);
+    await waitFor('Conflict cleared', async () => (await getAddress(addressName)).status?.phase === 'Bound', 60_000);
+    await waitFor('held again by MetalLB', async () => {
+      const [hold] = await placeholdersOf(addressName);
+      return (hold?.status?.loadBalancer?.ingress ?? []).some((i) => i.ip === ip);
+    }, 90_000);
+    const [hold] = await placeholdersOf(addressName);
+    expect(hold!.metadata?.annotations?.['metallb.drivers.local.sdn.cozystack.io/hold-retried-at']).toBeTruthy();
+    await waitFor('a HoldRetried event on the address', async () => {
+      const events = await admin.core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${addressName}` });
+      return events.items.some((e) => e.reason === 'HoldRetried' && (e.message ?? '').includes(ip));
+    });
+    await admin.core.deleteNamespacedService({ name: 'mover', namespace: 'default' });
+    recordScenario('an offender moved to another IP: the hold asked again → held');
+  });
+
   it('under Delete, deleting the claim tears down the placeholder and the IPAddress', async () => {
     await admin.custom.createClusterCustomObject({
       ...crd('ipaddressclasses'),
