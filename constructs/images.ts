@@ -47,7 +47,7 @@ export const IMAGES = {
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:699ac9475963dfe3f99f645557857a7ccd01f54212cf43f969faf6323274dcd3',
+    digest: 'sha256:0810612455a503ad07f18fafb4b324a80cb7ef370f15f5f31ee79f82cd2d28ee',
   },
 } as const satisfies Record<string, ImagePin>;
 
