@@ -40,6 +40,11 @@ export function describeEndToEnd(run: EndToEndRun): string {
     ...perClaim(run.writes, run.claims),
     '  of the Events, ours by reason:',
     ...perClaim(run.ourEvents, run.claims).map((line) => `  ${line}`),
+    `  CPU in the ${run.seconds.toFixed(1)} s burst, by process: ` +
+      [...run.cpuSeconds]
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, seconds]) => `${name} ${seconds.toFixed(1)} s`)
+        .join(', '),
   ];
   if (run.ceiling) {
     lines.push(

@@ -7,6 +7,7 @@
  * ledger adds up afterwards (nothing lost or double-booked). The controllers
  * run from their esbuild bundles, as in the image (npm run build first).
  */
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { shareConnections } from '../../controllers/runtime/connections.js';
 import { Informer } from '../../controllers/runtime/informer.js';
@@ -17,7 +18,7 @@ import { apis } from '../../test/e2e/support/kube.js';
 import { createClaim, createClass, expectAccounted, startPlatform, type Cr } from '../../test/e2e/support/platform.js';
 import { apiserverWrites, controllerWrites, difference, total, type WriteCounts } from './apiserver-writes.js';
 import { inParallel } from './parallel.js';
-import { peakRssMiB } from './proc.js';
+import { cpuSeconds, peakRssMiB, pidsUnder } from './proc.js';
 import { ToolError } from '../../lib/errors.js';
 import { GROUP, VERSION } from '../../api/v1alpha1/index.js';
 import { benchBoundMs, benchPoolFor, SLOWEST_CLAIMS_PER_SECOND } from './e2e-pool.js';
@@ -37,6 +38,10 @@ export interface EndToEndRun {
   readonly ourEvents: WriteCounts;
   readonly coreRssMiB: number;
   readonly driverRssMiB: number;
+  /** CPU seconds each process spent from the first create to the last Bound, by name: where this machine's cores went. */
+  readonly cpuSeconds: ReadonlyMap<string, number>;
+  /** Wall seconds of that burst (cores × seconds is what there was to spend). */
+  readonly seconds: number;
   /** The same writes from a plain client, controllers stopped (apiserver-ceiling.ts): what this machine's apiserver allows. */
   readonly ceiling?: Ceiling;
 }
@@ -68,6 +73,17 @@ async function eventWritesBy(admin: ReturnType<typeof apis>, components: Readonl
     _continue = page.metadata?._continue;
   } while (_continue);
   return writes;
+}
+
+/** The program a pid runs (the last path element of argv[0]). */
+function programOf(pid: number): string {
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]!.split('/').at(-1)!;
+}
+
+/** CPU seconds of each named process, and of this one (the load generator and its informer) as `bench`. */
+function cpuByProcess(processes: ReadonlyMap<string, number>): Map<string, number> {
+  const usage = process.cpuUsage();
+  return new Map([...[...processes].map(([name, pid]) => [name, cpuSeconds(pid)] as const), ['bench', (usage.user + usage.system) / 1e6]]);
 }
 
 export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
@@ -105,6 +121,13 @@ export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
     claimInformer.start();
     await claimInformer.synced;
     const writesBefore = await apiserverWrites(kubeConfig);
+    const processes = new Map<string, number>([
+      ...pidsUnder(platform.cluster.dir, ['kube-apiserver', 'etcd', 'kube-controller-manager']).map((pid) => [programOf(pid), pid] as const),
+      ['metallb-controller', platform.metallb.process.pid!],
+      ['address-controller', core.process.process.pid!],
+      ['metallb-iad', driver.process.process.pid!],
+    ]);
+    const cpuBefore = cpuByProcess(processes);
     const started = performance.now();
     await inParallel(WRITERS, claims, async (i) => {
       created.set(`bench-${i}`, performance.now());
@@ -115,6 +138,7 @@ export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
     await done;
     clearTimeout(timeout);
     const elapsed = (performance.now() - started) / 1000;
+    const cpu = difference(cpuBefore, cpuByProcess(processes));
     const writes = difference(writesBefore, await apiserverWrites(kubeConfig));
     await claimInformer.stop();
     if (latencies.length < claims) {
@@ -146,6 +170,8 @@ export async function benchEndToEnd(claims: number): Promise<EndToEndRun> {
       ourEvents,
       coreRssMiB,
       driverRssMiB,
+      cpuSeconds: cpu,
+      seconds: elapsed,
       ceiling,
     };
   } finally {

@@ -15,6 +15,8 @@ const run: EndToEndRun = {
   ourEvents: new Map(),
   coreRssMiB: 100,
   driverRssMiB: 119,
+  cpuSeconds: new Map(),
+  seconds: 35.5,
 };
 
 /** The targets table `fill` makes, as printed, and the exit code it gives. */
@@ -60,12 +62,18 @@ describe("the end-to-end figure's targets (npm run bench and npm run bench:e2e)"
         ['WaitingForMetalLB', 70],
         ['Provisioned', 1000],
       ]),
+      cpuSeconds: new Map([
+        ['etcd', 9.04],
+        ['kube-apiserver', 31.2],
+      ]),
       ceiling: { claimsPerSecond: 50, writesPerSecond: 600 },
     });
     expect(text).toContain('bench e2e: 1000 claims Bound at 41.0 claims/s');
     expect(text).toContain('  ipaddressclaims/status: 2.00/claim');
     // Our Events by reason, most first: what a larger run adds shows by name.
     expect(text).toContain('  of the Events, ours by reason:\n    Provisioned: 1.00/claim\n    WaitingForMetalLB: 0.07/claim\n');
+    // Where the cores went during the burst, most first.
+    expect(text).toContain('  CPU in the 35.5 s burst, by process: kube-apiserver 31.2 s, etcd 9.0 s\n');
     expect(text).toContain('reaches 50.0 claims/s (600 writes/s); ours is 82 % of it');
     expect(describeEndToEnd(good)).not.toContain('ceiling');
   });
