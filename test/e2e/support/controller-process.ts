@@ -12,6 +12,15 @@ export interface ControllerProcess {
   get(path: string, port?: number): Promise<{ status: number; body: string }>;
 }
 
+/**
+ * `E2E_NODE_FLAGS`: node flags added before the image's (space-separated), for a look inside a
+ * run, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (node refuses --cpu-prof in NODE_OPTIONS; the
+ * profile is written when the controller exits on SIGTERM).
+ */
+function extraNodeFlags(): string[] {
+  return (process.env.E2E_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
+}
+
 export async function startController(
   name: 'address-controller' | 'metallb-iad',
   kubeconfig: string,
@@ -27,6 +36,7 @@ export async function startController(
     instance,
     process.execPath,
     [
+      ...extraNodeFlags(),
       ...(bundled ? [...RUNTIME_NODE_FLAGS, join(REPO_ROOT, 'build', name, 'main.mjs')] : ['--import', 'tsx', join(REPO_ROOT, 'controllers', name, 'main.ts')]),
       `--kubeconfig=${kubeconfig}`,
       `--health-probe-bind-address=127.0.0.1:${probePort}`,
