@@ -25,7 +25,7 @@ import { performance } from 'node:perf_hooks';
 import * as k8s from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { ADDRESS_PROTECTION_FINALIZER } from '../../api/v1alpha1/index.js';
-import { RUNTIME_NODE_FLAGS } from '../lib/node-flags.js';
+import { nodeFlagsFrom, RUNTIME_NODE_FLAGS } from '../lib/node-flags.js';
 import { shareConnections } from '../../controllers/runtime/connections.js';
 import { ADMIN, startCluster } from '../../test/e2e/support/cluster.js';
 import { apis, GROUP, VERSION } from '../../test/e2e/support/kube.js';
@@ -66,9 +66,8 @@ function concurrencyFlag(): string[] {
  * machine), `BENCH_CORE_NODE_FLAGS` other node flags than the image's (space-separated).
  */
 function ourCommand(): string[] {
-  const flags = process.env.BENCH_CORE_NODE_FLAGS;
   return [
-    ...(flags !== undefined ? flags.split(/\s+/).filter(Boolean) : RUNTIME_NODE_FLAGS),
+    ...(nodeFlagsFrom(process.env.BENCH_CORE_NODE_FLAGS) ?? RUNTIME_NODE_FLAGS),
     process.env.BENCH_CORE_BUNDLE ?? join(REPO_ROOT, 'build', 'address-controller', 'main.mjs'),
   ];
 }

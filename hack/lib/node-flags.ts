@@ -19,3 +19,11 @@
  * next to the bundle: `NODE_OPTIONS=--enable-source-maps` when debugging.
  */
 export const RUNTIME_NODE_FLAGS = ['--max-semi-space-size=1', '--optimize-for-size'] as const;
+
+/**
+ * Node flags from an environment variable (space-separated), or undefined when it is unset: an
+ * empty value means no flags, which is not the same as none given.
+ */
+export function nodeFlagsFrom(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : value.split(/\s+/).filter(Boolean);
+}

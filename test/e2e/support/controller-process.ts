@@ -1,6 +1,6 @@
 /** Runs a controller from its real entrypoint as a local process (no kubelet runs Pods here). */
 import { join } from 'node:path';
-import { RUNTIME_NODE_FLAGS } from '../../../hack/lib/node-flags.js';
+import { nodeFlagsFrom, RUNTIME_NODE_FLAGS } from '../../../hack/lib/node-flags.js';
 import { REPO_ROOT } from '../../support/synth.js';
 import { freePort, waitFor } from './ports.js';
 import { start, type Started } from './processes.js';
@@ -10,15 +10,6 @@ export interface ControllerProcess {
   readonly probePort: number;
   readonly metricsPort: number;
   get(path: string, port?: number): Promise<{ status: number; body: string }>;
-}
-
-/**
- * `E2E_NODE_FLAGS`: node flags added before the image's (space-separated), for a look inside a
- * run, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (node refuses --cpu-prof in NODE_OPTIONS; the
- * profile is written when the controller exits on SIGTERM).
- */
-function extraNodeFlags(): string[] {
-  return (process.env.E2E_NODE_FLAGS ?? '').split(/\s+/).filter(Boolean);
 }
 
 export async function startController(
@@ -36,7 +27,9 @@ export async function startController(
     instance,
     process.execPath,
     [
-      ...extraNodeFlags(),
+      // E2E_NODE_FLAGS: node flags before the image's, for a look inside a run, e.g. `--cpu-prof
+      // --cpu-prof-dir=DIR` (node refuses it in NODE_OPTIONS; written when the controller exits on SIGTERM).
+      ...(nodeFlagsFrom(process.env.E2E_NODE_FLAGS) ?? []),
       ...(bundled ? [...RUNTIME_NODE_FLAGS, join(REPO_ROOT, 'build', name, 'main.mjs')] : ['--import', 'tsx', join(REPO_ROOT, 'controllers', name, 'main.ts')]),
       `--kubeconfig=${kubeconfig}`,
       `--health-probe-bind-address=127.0.0.1:${probePort}`,
