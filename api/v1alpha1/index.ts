@@ -6,6 +6,7 @@
  */
 export * from './binding.js';
 export * from './conditions.js';
+export * from './duplicates.js';
 export * from './group.js';
 export * from './index-keys.js';
 export * from './phases.js';

@@ -4,13 +4,15 @@
  * reconcilers see only this interface.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, resolvedClassName,
+import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, ipIndexKeys, IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, resolvedClassName,
   GROUP,
   VERSION,
   type IPAddress,
   type IPAddressClaim,
   type IPAddressClass,
 } from '../../api/v1alpha1/index.js';
+import { canonicalIp } from '../../api/ip.js';
+import { ADDRESS_BY_CANONICAL_IP } from '../../api/v1alpha1/index.js';
 import { informerOf, type Informer } from '../runtime/informer.js';
 import { ignoreNotFound, isNotFound, type KubeObject } from '../runtime/kube.js';
 import { ResourceClient, type RestClient } from '../runtime/rest.js';
@@ -25,7 +27,7 @@ export type { MetallbObject } from './store.js';
 
 type Service = k8s.V1Service & KubeObject;
 
-export const ADDRESS_BY_IP = 'spec.address';
+export const ADDRESS_BY_IP = ADDRESS_BY_CANONICAL_IP;
 export const SERVICE_BY_CLAIM = 'claim';
 export const ADDRESS_BY_HOLDER = 'status.associatedTo';
 export const PLACEHOLDER_BY_ADDRESS = 'placeholder.address';
@@ -80,7 +82,8 @@ export class DriverClusterStore implements DriverStore {
     this.claims.addIndex(WAITING_BY_CLASS, (c) =>
       c.metadata.annotations?.[PROVISIONER_ANNOTATION] === DRIVER && c.status?.phase !== 'Bound' ? [resolvedClassName(c) ?? ''] : [],
     );
-    this.addresses.addIndex(ADDRESS_BY_IP, (a) => [a.spec.address]);
+    // By canonical IP: `::ffff:192.0.2.131` and `192.0.2.131` are one IP (api/v1alpha1/duplicates.ts).
+    this.addresses.addIndex(ADDRESS_BY_IP, ipIndexKeys);
     this.addresses.addIndex(CLAIM_REF_INDEX, claimRefIndexKeys);
     this.addresses.addIndex(ADDRESS_BY_HOLDER, (a) => {
       const to = a.status?.associatedTo;
@@ -117,7 +120,7 @@ export class DriverClusterStore implements DriverStore {
     return this.addresses.get(name);
   }
   addressesByIp(ip: string) {
-    return this.addresses.byIndex(ADDRESS_BY_IP, ip);
+    return this.addresses.byIndex(ADDRESS_BY_IP, canonicalIp(ip) ?? ip);
   }
   addressesHeldBy(namespace: string, name: string) {
     return this.addresses.byIndex(ADDRESS_BY_HOLDER, holderKey({ kind: 'Service', namespace, name }));

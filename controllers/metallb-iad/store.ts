@@ -19,7 +19,7 @@ export interface DriverStore {
   addressesReferencing(namespace: string, name: string): IPAddress[];
   /** By `spec.className`. */
   addressesOfClass(className: string): IPAddress[];
-  /** By `spec.address`. */
+  /** By canonical IP (`ipIndexKeys`): an IPv4-mapped spelling finds the IPv4 address. */
   addressesByIp(ip: string): IPAddress[];
   /** By `status.associatedTo` naming this Service. */
   addressesHeldBy(namespace: string, name: string): IPAddress[];

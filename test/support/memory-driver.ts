@@ -10,7 +10,8 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { V1Service } from '@kubernetes/client-node';
-import { GROUP, type IPAddress, type IPAddressClaim, type IPAddressClass } from '../../api/v1alpha1/index.js';
+import { canonicalIp } from '../../api/ip.js';
+import { GROUP, ipIndexKeys, type IPAddress, type IPAddressClaim, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import type { DriverStore, MetallbObject } from '../../controllers/metallb-iad/store.js';
 import { poolName } from '../../controllers/metallb-iad/names.js';
 import { backingPoolName } from '../../controllers/metallb-iad/class-parameters.js';
@@ -76,7 +77,7 @@ export class InMemoryDriverCluster implements DriverStore {
   readonly classes = new Map<string, IPAddressClass>();
   readonly claims = new Map<string, IPAddressClaim>();
   readonly addresses = new IndexedMap<IPAddress>({
-    ip: (a) => [a.spec.address],
+    ip: ipIndexKeys,
     className: (a) => [a.spec.className],
     claim: (a) => (a.spec.claimRef ? [`${a.spec.claimRef.namespace}/${a.spec.claimRef.name}`] : []),
     holder: (a) => (a.status?.associatedTo?.kind === 'Service' ? [`${a.status.associatedTo.namespace}/${a.status.associatedTo.name}`] : []),
@@ -170,7 +171,7 @@ export class InMemoryDriverCluster implements DriverStore {
     return this.seen(this.addresses.by('claim', `${namespace}/${name}`));
   }
   addressesByIp(ip: string) {
-    return this.seen(this.addresses.by('ip', ip));
+    return this.seen(this.addresses.by('ip', canonicalIp(ip) ?? ip));
   }
   addressesHeldBy(namespace: string, name: string) {
     return this.seen(this.addresses.by('holder', `${namespace}/${name}`));
