@@ -28,6 +28,8 @@ export const BOUND_REASON = {
   bound: 'Bound',
   invalidFamily: 'InvalidFamily',
   addressLost: 'AddressLost',
+  /** An address pre-bound to the claim has an IP another IPAddress has first (duplicates.ts): not the claim's. */
+  duplicateAddress: 'DuplicateAddress',
   /** The core waits for the class's driver to provision; drivers key on this reason. */
   waitingForProvisioning: 'WaitingForProvisioning',
 } as const;

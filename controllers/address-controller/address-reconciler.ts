@@ -1,8 +1,8 @@
 /** The address pass (docs/binding.md). */
-import { ADDRESS_PROTECTION_FINALIZER } from '../../api/v1alpha1/index.js';
+import { ADDRESS_PROTECTION_FINALIZER, CONDITION, duplicateOf, ipIndexKeys, UNIQUE_CONDITION, type IPAddress } from '../../api/v1alpha1/index.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { ignoreNotFound, keyOf, withFinalizer, withoutFinalizer } from '../runtime/kube.js';
-import { decideAddress, deletionBlocked } from './decisions.js';
+import { addressConditions, decideAddress, deletionBlocked, type AddressFacts } from './decisions.js';
 import { familyOf } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
 import type { ClusterStore } from './cluster-store.js';
@@ -13,7 +13,24 @@ export class AddressReconciler {
   constructor(
     private readonly store: AddressStore,
     private readonly events: EventRecorder,
+    private readonly now: () => string = () => new Date().toISOString(),
   ) {}
+
+  /** A core condition that changed is said once: a Warning when it turns False, a Normal when it clears. */
+  private announceConditions(before: IPAddress, after: IPAddress): void {
+    for (const type of [UNIQUE_CONDITION, CONDITION.classResolved]) {
+      const was = before.status?.conditions?.find((c) => c.type === type);
+      const now = after.status?.conditions?.find((c) => c.type === type);
+      if (!now || (was?.status === now.status && was.message === now.message)) {
+        continue;
+      }
+      if (now.status === 'False') {
+        this.events.event(after, 'Warning', now.reason, now.message);
+      } else if (was) {
+        this.events.event(after, 'Normal', type === UNIQUE_CONDITION ? 'DuplicateResolved' : 'ClassFound', now.message);
+      }
+    }
+  }
 
   async reconcile(name: string): Promise<void> {
     let address = this.store.address(name);
@@ -47,16 +64,28 @@ export class AddressReconciler {
       );
     }
 
-    const decision = decideAddress(address, claim);
-    if (decision.action === 'none') {
-      return;
-    }
+    const facts: AddressFacts = {
+      duplicate: duplicateOf(address, this.store.addressesWithIp(address.spec.address)),
+      classExists: this.store.classes().some((c) => c.metadata.name === address!.spec.className),
+    };
+    const decision = decideAddress(address, claim, facts.duplicate);
     if (decision.action === 'delete') {
       await ignoreNotFound(this.store.deleteAddress(name));
       this.events.event(address, 'Normal', 'Reclaimed', `IPAddressClaim ${ref!.namespace}/${ref!.name} is gone; deleted (reclaimPolicy Delete)`);
       return;
     }
-    await this.store.updateAddressStatus({ ...address, status: { ...address.status, phase: decision.phase } });
+    const conditions = addressConditions(address, facts, this.now());
+    if (decision.action === 'none' && !conditions) {
+      return;
+    }
+    const phase = decision.action === 'phase' ? decision.phase : address.status?.phase;
+    const written = await this.store.updateAddressStatus({ ...address, status: { ...address.status, phase, ...(conditions ? { conditions } : {}) } });
+    if (conditions) {
+      this.announceConditions(address, written);
+    }
+    if (decision.action === 'none') {
+      return;
+    }
     if (decision.phase === 'Pending' && !familyOf(address.spec.address)) {
       this.events.event(address, 'Warning', 'InvalidAddress', `spec.address ${JSON.stringify(address.spec.address)} is not an IP address`);
     } else if (decision.phase === 'Released') {
@@ -65,11 +94,19 @@ export class AddressReconciler {
   }
 }
 
-/** The address controller and what wakes it (docs/binding.md): addresses; a claim maps to the addresses referencing it. */
+/**
+ * The address controller and what wakes it (docs/binding.md): addresses; an
+ * address coming or going → the other addresses of its IP (one may now be a
+ * duplicate, or no longer); a claim → the addresses referencing it; a class
+ * coming or going → its addresses.
+ */
 export function setupAddressController(manager: Manager, store: ClusterStore, events: EventRecorder): Controller {
+  const sameIp = (address: IPAddress) => (ipIndexKeys(address).length ? store.addressesWithIp(address.spec.address).filter((a) => a.metadata.name !== address.metadata.name).map(keyOf) : []);
   return manager
     .controller('ipaddress')
     .for(store.addresses)
+    .watches(store.addresses, sameIp, { updates: () => false })
+    .watches(store.classInformer, (c) => store.addressesOfClass(c.metadata.name!).map(keyOf), { updates: () => false })
     .watches(store.claims, (claim) => store.addressesReferencing(claim.metadata.namespace!, claim.metadata.name!).map(keyOf))
     .complete(new AddressReconciler(store, events));
 }

@@ -12,11 +12,14 @@ export class CandidateIndex {
   private readonly buckets = new Map<string, SortedNames>();
   private readonly placed = new Map<string, string>();
 
-  /** Reflects an added or changed address. */
-  upsert(address: IPAddress): void {
+  /**
+   * Reflects an added or changed address. A duplicate (another IPAddress has its
+   * IP first) is never a candidate, whatever its phase says yet.
+   */
+  upsert(address: IPAddress, duplicate = false): void {
     const name = address.metadata.name!;
     const family = familyOf(address.spec.address);
-    const bucketKey = family && isCandidate(address, address.spec.className, family) ? key(address.spec.className, family) : undefined;
+    const bucketKey = !duplicate && family && isCandidate(address, address.spec.className, family) ? key(address.spec.className, family) : undefined;
     if (this.placed.get(name) === bucketKey) {
       return;
     }

@@ -1,5 +1,5 @@
 /** The claim pass (docs/binding.md): I/O around the pure decisions. */
-import { CONDITION,
+import { BOUND_REASON, CONDITION,
   CLAIM_PROTECTION_FINALIZER,
   PROVISIONER_ANNOTATION,
   type IPAddress,
@@ -8,9 +8,9 @@ import { CONDITION,
 import { deepEqual } from '../runtime/equal.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { ignoreNotFound, isConflict, keyOf, splitKey, withFinalizer, withMeta, withoutFinalizer } from '../runtime/kube.js';
-import { computeClaimStatus, isCandidate, missingFamilies, reclaimAction, resolveClass, type ClassResolution, type MatchContext } from './decisions.js';
-import { boundAddresses, claimKey, requestedFamilies } from '../../api/v1alpha1/index.js';
-import { type Family } from '../../api/ip.js';
+import { computeClaimStatus, isCandidate, type DuplicateBinding, missingFamilies, reclaimAction, resolveClass, type ClassResolution, type MatchContext } from './decisions.js';
+import { boundAddresses, claimKey, duplicateOf, requestedFamilies } from '../../api/v1alpha1/index.js';
+import { familyOf, type Family } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
 import type { ClusterStore } from './cluster-store.js';
 import type { Controller } from '../runtime/controller.js';
@@ -40,9 +40,20 @@ export class ClaimReconciler {
       await this.reclaim(claim);
       return;
     }
-    const bound = boundAddresses(claim, this.store.addressesReferencing(namespace, name));
+    // A duplicate pre-bound to the claim is not its address (api/v1alpha1/duplicates.ts): never
+    // listed, never completed; its family is not matched anew either, or the claim would hold two
+    // of that family once the earlier address goes. The status says what to do.
+    const duplicates: DuplicateBinding[] = [];
+    const bound = boundAddresses(claim, this.store.addressesReferencing(namespace, name)).filter((address) => {
+      const first = duplicateOf(address, this.store.addressesWithIp(address.spec.address));
+      if (first) {
+        duplicates.push({ address, first });
+      }
+      return !first;
+    });
     const requested = requestedFamilies(claim.spec.family);
-    const missing = requested ? missingFamilies(requested, bound) : [];
+    const blocked = new Set(duplicates.map((d) => familyOf(d.address.spec.address)));
+    const missing = requested ? missingFamilies(requested, bound).filter((f) => !blocked.has(f)) : [];
     // What the status says about matching, gathered here and handed to the pure status computation whole.
     const resolution: ClassResolution | undefined = missing.length > 0 ? resolveClass(claim, this.store.classes()) : undefined;
     const provisioner = resolution?.ok ? resolution.class.spec.provisioner : undefined;
@@ -84,7 +95,7 @@ export class ClaimReconciler {
     const match: MatchContext = { provisioner, pinnedMissing };
     const status = computeClaimStatus(
       claim,
-      { bound, requested, missing: requested ? missingFamilies(requested, bound) : [], resolution, match },
+      { bound, requested, missing: requested ? missingFamilies(requested, bound) : [], resolution, match, duplicates },
       this.now(),
     );
     if (deepEqual(status, claim.status ?? {})) {
@@ -109,7 +120,8 @@ export class ClaimReconciler {
       if (!address) {
         return { pinnedMissing: pinned };
       }
-      candidate = isCandidate(address, className, family) ? address : undefined;
+      const duplicate = duplicateOf(address, this.store.addressesWithIp(address.spec.address));
+      candidate = !duplicate && isCandidate(address, className, family) ? address : undefined;
     } else {
       // Nothing bound yet (the usual pass): the names being taken are all there is to skip, no copy.
       const exclude = bound.length === 0 ? this.taking : new Set([...bound.map((a) => a.metadata.name!), ...this.taking]);
@@ -154,10 +166,12 @@ export class ClaimReconciler {
     }
     const { namespace, name } = claim.metadata;
     for (const address of boundAddresses(claim, this.store.addressesReferencing(namespace!, name!))) {
+      const duplicate = duplicateOf(address, this.store.addressesWithIp(address.spec.address)) !== undefined;
       if (reclaimAction(address.spec.reclaimPolicy) === 'Delete') {
         await ignoreNotFound(this.store.deleteAddress(address.metadata.name!));
         this.events.event(claim, 'Normal', 'AddressDeleted', `deleted IPAddress ${address.metadata.name} (reclaimPolicy Delete)`);
-      } else if (address.status?.phase !== 'Released') {
+      } else if (address.status?.phase !== 'Released' && !duplicate) {
+        // A duplicate stays Conflict (its address pass says so); Released would be written over at once.
         await this.store.updateAddressStatus({ ...address, status: { ...address.status, phase: 'Released' } });
         this.events.event(claim, 'Normal', 'AddressReleased', `released IPAddress ${address.metadata.name}; it keeps its claimRef until an admin clears it`);
       }
@@ -180,6 +194,9 @@ export class ClaimReconciler {
     const boundBefore = previous?.conditions?.find((c) => c.type === CONDITION.bound);
     const boundAfter = status.conditions?.find((c) => c.type === CONDITION.bound);
     if (boundAfter?.reason === 'InvalidFamily' && boundBefore?.reason !== 'InvalidFamily') {
+      this.events.event(claim, 'Warning', boundAfter.reason, boundAfter.message);
+    }
+    if (boundAfter?.reason === BOUND_REASON.duplicateAddress && (boundBefore?.reason !== boundAfter.reason || boundBefore.message !== boundAfter.message)) {
       this.events.event(claim, 'Warning', boundAfter.reason, boundAfter.message);
     }
     if (match.pinnedMissing && boundAfter && boundAfter.message !== boundBefore?.message) {

@@ -1,6 +1,6 @@
 /** AddressStore over informer caches (reads) and the API server (writes). */
 import type * as k8s from '@kubernetes/client-node';
-import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, requestedClassName,
+import { ADDRESS_BY_CANONICAL_IP, CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, duplicateOf, ipIndexKeys, requestedClassName,
   GROUP,
   VERSION,
   type IPAddress,
@@ -10,11 +10,13 @@ import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, requestedClassName,
 import { informerOf, type Informer } from '../runtime/informer.js';
 import type { Logger } from '../runtime/log.js';
 import { CandidateIndex } from './candidates.js';
-import type { Family } from '../../api/ip.js';
+import { canonicalIp, type Family } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
 import { ResourceClient, type RestClient } from '../runtime/rest.js';
 import type { KubeObject } from '../runtime/kube.js';
 
+/** Index name of addresses by spec.className. */
+export const ADDRESS_BY_CLASS = 'spec.className';
 /** Index name of claims not Bound, by the class they name (spec, else status), '' for none. */
 export const UNBOUND_BY_CLASS = 'unbound.className';
 
@@ -37,14 +39,26 @@ export class ClusterStore implements AddressStore {
     this.addresses = informer(this.addressApi);
     this.classInformer = informer(new ResourceClient<IPAddressClass>(rest, ref('ipaddressclasses')));
     this.addresses.addIndex(CLAIM_REF_INDEX, claimRefIndexKeys);
+    this.addresses.addIndex(ADDRESS_BY_CANONICAL_IP, ipIndexKeys);
+    this.addresses.addIndex(ADDRESS_BY_CLASS, (a) => [a.spec.className]);
     this.claims.addIndex(UNBOUND_BY_CLASS, (c) => (c.status?.phase === 'Bound' ? [] : [requestedClassName(c) ?? '']));
     // Registered before any controller's handlers, so a class event's fan-out already reads the new list.
     const forget = () => (this.classList = undefined);
     this.classInformer.on({ add: forget, update: forget, delete: forget });
+    // An address coming or going can make another of its IP a duplicate or the address of the IP
+    // again: every address of that IP is placed anew (almost always just the one).
+    const placeIp = (a: IPAddress) => {
+      for (const same of this.addressesWithIp(a.spec.address)) {
+        this.candidates.upsert(same, this.duplicateOf(same) !== undefined);
+      }
+    };
     this.addresses.on({
-      add: (a) => this.candidates.upsert(a),
-      update: (_old, a) => this.candidates.upsert(a),
-      delete: (a) => this.candidates.remove(a.metadata.name!),
+      add: (a) => (ipIndexKeys(a).length ? placeIp(a) : this.candidates.upsert(a)),
+      update: (_old, a) => (ipIndexKeys(a).length ? placeIp(a) : this.candidates.upsert(a)),
+      delete: (a) => {
+        this.candidates.remove(a.metadata.name!);
+        placeIp(a);
+      },
     });
   }
 
@@ -63,6 +77,20 @@ export class ClusterStore implements AddressStore {
 
   addressesReferencing(namespace: string, name: string): IPAddress[] {
     return this.addresses.byIndex(CLAIM_REF_INDEX, claimKey(namespace, name));
+  }
+
+  addressesWithIp(ip: string): IPAddress[] {
+    const key = canonicalIp(ip);
+    return key === undefined ? [] : this.addresses.byIndex(ADDRESS_BY_CANONICAL_IP, key);
+  }
+
+  /** The IPAddress that has this one's IP first, if this one is a duplicate (api/v1alpha1/duplicates.ts). */
+  duplicateOf(address: IPAddress): IPAddress | undefined {
+    return duplicateOf(address, this.addressesWithIp(address.spec.address));
+  }
+
+  addressesOfClass(className: string): IPAddress[] {
+    return this.addresses.byIndex(ADDRESS_BY_CLASS, className);
   }
 
   firstCandidate(className: string, family: Family, exclude?: ReadonlySet<string>): IPAddress | undefined {

@@ -9,6 +9,8 @@ import {
   CLASS_RESOLUTION,
   CONDITION,
   DEFAULT_CLASS_ANNOTATION,
+  UNIQUE_CONDITION,
+  UNIQUE_REASON,
   nextCondition,
   requestedClassName,
   type ClassResolutionFailure,
@@ -90,13 +92,27 @@ export interface MatchContext {
   readonly pinnedMissing?: string;
 }
 
+/** An address pre-bound to a claim that is a duplicate of `first`: not the claim's (api/v1alpha1/duplicates.ts). */
+export interface DuplicateBinding {
+  readonly address: IPAddress;
+  readonly first: IPAddress;
+}
+
 export interface ClaimStatusInputs {
+  /** The claim's addresses, duplicates left out. */
   readonly bound: readonly IPAddress[];
+  /** Duplicates pre-bound to the claim; their families are not matched anew. */
+  readonly duplicates?: readonly DuplicateBinding[];
   readonly requested: readonly Family[] | undefined;
   readonly missing: readonly Family[];
   /** Undefined when nothing was missing, so the class was not consulted. */
   readonly resolution?: ClassResolution;
   readonly match: MatchContext;
+}
+
+/** The duplicates whose family the claim still lacks: what keeps it from being Bound. */
+function blockedByDuplicate(inputs: ClaimStatusInputs): DuplicateBinding[] {
+  return (inputs.duplicates ?? []).filter((d) => inputs.missing.includes(familyOf(d.address.spec.address)!));
 }
 
 /** The claim status recomputed from scratch; unchanged conditions keep their transition time. */
@@ -125,6 +141,14 @@ export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInp
     phase = 'Pending';
     conditions.push(
       condition(CONDITION.bound, 'False', BOUND_REASON.invalidFamily, `spec.family "${claim.spec.family}" is not one of IPv4, IPv6, Dual`),
+    );
+  } else if (blockedByDuplicate(inputs).length > 0) {
+    phase = previous.phase === 'Bound' || previous.phase === 'Lost' ? 'Lost' : 'Pending';
+    const said = blockedByDuplicate(inputs).map(
+      (d) => `IPAddress ${d.address.metadata.name} (${d.address.spec.address}), bound to this claim, has the IP of IPAddress ${d.first.metadata.name}, which has it first`,
+    );
+    conditions.push(
+      condition(CONDITION.bound, 'False', BOUND_REASON.duplicateAddress, `${said.join('; ')}: it is not this claim's address; delete it, or delete this claim`),
     );
   } else if (inputs.missing.length === 0) {
     phase = 'Bound';
@@ -172,14 +196,28 @@ export type AddressDecision =
   | { readonly action: 'phase'; readonly phase: AddressPhase }
   | { readonly action: 'delete' };
 
-/** For a live address (docs/binding.md): the phase it should have, or its safety-net deletion. */
-export function decideAddress(address: IPAddress, claim: IPAddressClaim | undefined): AddressDecision {
+/** Whether the address is in Conflict because the core found it a duplicate (not a driver's Conflict). */
+export function isDuplicateConflict(address: IPAddress): boolean {
+  return address.status?.phase === 'Conflict' && address.status.conditions?.some((c) => c.type === UNIQUE_CONDITION && c.status === 'False') === true;
+}
+
+/**
+ * For a live address (docs/binding.md): the phase it should have, or its
+ * safety-net deletion. `duplicate` is the IPAddress that has its IP first,
+ * if any: then it is Conflict, whatever else holds, and leaves that Conflict
+ * once it is the address of its IP again.
+ */
+export function decideAddress(address: IPAddress, claim: IPAddressClaim | undefined, duplicate?: IPAddress): AddressDecision {
   const phase = address.status?.phase;
   const set = (next: AddressPhase): AddressDecision => (phase === next ? { action: 'none' } : { action: 'phase', phase: next });
   if (!familyOf(address.spec.address)) {
     return set('Pending');
   }
-  if (phase === 'Conflict' || phase === 'Lost') {
+  if (duplicate) {
+    return set('Conflict');
+  }
+  const ownConflict = isDuplicateConflict(address);
+  if ((phase === 'Conflict' && !ownConflict) || phase === 'Lost') {
     return { action: 'none' }; // the driver's phases: the core neither enters nor leaves them
   }
   const ref = address.spec.claimRef;
@@ -190,9 +228,47 @@ export function decideAddress(address: IPAddress, claim: IPAddressClaim | undefi
     return reclaimAction(address.spec.reclaimPolicy) === 'Delete' ? { action: 'delete' } : set('Released');
   }
   if (claim.metadata.deletionTimestamp || !ref.uid) {
-    return { action: 'none' };
+    // A pre-binding the claim pass has not completed yet: no phase of its own, but no longer the duplicate's.
+    return ownConflict ? set('Pending') : { action: 'none' };
   }
   return set('Bound');
+}
+
+/** What the core knows of an address beyond the address itself. */
+export interface AddressFacts {
+  /** The IPAddress that has this one's IP first, if this one is a duplicate. */
+  readonly duplicate?: IPAddress;
+  /** Whether the IPAddressClass spec.className names exists. */
+  readonly classExists: boolean;
+}
+
+/**
+ * The core's conditions on an address, as they should now read; undefined when
+ * they read so already. `Unique` and `ClassResolved` appear only once they have
+ * been False (a healthy address carries none, and costs no write), and then
+ * stay, True, once the problem is gone. Other conditions are kept.
+ */
+export function addressConditions(address: IPAddress, facts: AddressFacts, now: string): Condition[] | undefined {
+  const previous = address.status?.conditions ?? [];
+  const next: Condition[] = previous.filter((c) => c.type !== UNIQUE_CONDITION && c.type !== CONDITION.classResolved);
+  const had = (type: string) => previous.some((c) => c.type === type);
+  const ip = address.spec.address;
+  if (facts.duplicate) {
+    const message = `${ip} is the IP of IPAddress ${facts.duplicate.metadata.name}, which has it first; this IPAddress is never bound or handed out`;
+    next.push(nextCondition(previous, { type: UNIQUE_CONDITION, status: 'False', reason: UNIQUE_REASON.duplicateIP, message }, now));
+  } else if (had(UNIQUE_CONDITION)) {
+    next.push(nextCondition(previous, { type: UNIQUE_CONDITION, status: 'True', reason: UNIQUE_REASON.unique, message: `no other IPAddress has ${ip} first` }, now));
+  }
+  const className = address.spec.className;
+  if (!facts.classExists) {
+    const message = `IPAddressClass "${className}" not found`;
+    next.push(nextCondition(previous, { type: CONDITION.classResolved, status: 'False', reason: CLASS_RESOLUTION.classNotFound, message }, now));
+  } else if (had(CONDITION.classResolved)) {
+    next.push(nextCondition(previous, { type: CONDITION.classResolved, status: 'True', reason: CLASS_RESOLUTION.resolved, message: `IPAddressClass "${className}" exists` }, now));
+  }
+  const key = (c: Condition) => `${c.type}\u0000${c.status}\u0000${c.reason}\u0000${c.message}`;
+  const same = previous.length === next.length && previous.every((c) => next.some((n) => key(n) === key(c)));
+  return same ? undefined : next;
 }
 
 /** The core's finalizer stays only while the address is Bound to a live claim. */

@@ -13,6 +13,10 @@ export interface AddressStore {
   classes(): IPAddressClass[];
   /** Addresses whose claimRef names this claim (the `spec.claimRef` index). */
   addressesReferencing(namespace: string, name: string): IPAddress[];
+  /** Addresses whose IP is this one, in any spelling (the canonical-IP index: api/v1alpha1/duplicates.ts). */
+  addressesWithIp(ip: string): IPAddress[];
+  /** Addresses whose spec.className is this class. */
+  addressesOfClass(className: string): IPAddress[];
   /** The smallest matchable address of the class and family, skipping `exclude`. */
   firstCandidate(className: string, family: Family, exclude?: ReadonlySet<string>): IPAddress | undefined;
   /**

@@ -4,7 +4,8 @@
  * and 409 on a stale write, the status subresource split, finalizer-aware
  * deletion, generation bumps). Real API behaviour is covered by test/e2e.
  */
-import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../api/v1alpha1/index.js';
+import { duplicateOf, type IPAddress, type IPAddressClaim, type IPAddressClass } from '../../api/v1alpha1/index.js';
+import { canonicalIp } from '../../api/ip.js';
 import { CandidateIndex } from '../../controllers/address-controller/candidates.js';
 import type { Family } from '../../api/ip.js';
 import type { AddressStore } from '../../controllers/address-controller/store.js';
@@ -26,6 +27,7 @@ export class InMemoryAddressStore implements AddressStore {
       this.objects.set(key, object);
       if (object.kind === 'IPAddress') {
         this.index.upsert(object);
+        this.placeIp(object);
       }
     },
     delete: (key) => {
@@ -33,6 +35,7 @@ export class InMemoryAddressStore implements AddressStore {
       this.objects.delete(key);
       if (object?.kind === 'IPAddress') {
         this.index.remove(object.metadata.name!);
+        this.placeIp(object);
       }
     },
   };
@@ -79,6 +82,19 @@ export class InMemoryAddressStore implements AddressStore {
   }
   addressesReferencing(namespace: string, name: string) {
     return this.addresses().filter((a) => a.spec.claimRef?.namespace === namespace && a.spec.claimRef.name === name);
+  }
+  addressesWithIp(ip: string) {
+    const key = canonicalIp(ip);
+    return this.addresses().filter((a) => key !== undefined && canonicalIp(a.spec.address) === key);
+  }
+  addressesOfClass(className: string) {
+    return this.addresses().filter((a) => a.spec.className === className);
+  }
+  /** As the cluster store does: every address of the IP placed anew, duplicates out of the index. */
+  private placeIp(changed: IPAddress): void {
+    for (const same of this.addressesWithIp(changed.spec.address)) {
+      this.index.upsert(same, duplicateOf(same, this.addressesWithIp(same.spec.address)) !== undefined);
+    }
   }
   firstCandidate(className: string, family: Family, exclude?: ReadonlySet<string>) {
     const name = this.index.first(className, family, exclude);

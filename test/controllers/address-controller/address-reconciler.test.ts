@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { address, available, claim, ref, world } from './fixtures.js';
+import { address, available, claim, ipClass, ref, world } from './fixtures.js';
 
 const PROTECTION = 'local.sdn.cozystack.io/address-protection';
 
@@ -31,6 +31,7 @@ describe('address reconciler', () => {
 
   it('4. orphan with Retain becomes Released and keeps its claimRef', async () => {
     const w = world();
+    w.store.put(ipClass());
     w.store.put(address('203.0.113.7', { claimRef: ref('claim-uid-1') }));
     await w.reconcileAddress('ip-203-0-113-7');
     const a = w.store.address('ip-203-0-113-7')!;
@@ -85,6 +86,7 @@ describe('address reconciler', () => {
 
   it('9. an unparsable spec.address stays Pending, with a Warning event naming it', async () => {
     const w = world();
+    w.store.put(ipClass());
     w.store.put({ ...address('203.0.113.7'), spec: { ...address('x').spec, address: 'not-an-ip' }, metadata: { name: 'ip-bad' } });
     await w.reconcileAddress('ip-bad');
     expect(w.store.address('ip-bad')!.status?.phase).toBe('Pending');
@@ -99,6 +101,7 @@ describe('address reconciler', () => {
 
   it('an available address that is already Available writes nothing', async () => {
     const w = world();
+    w.store.put(ipClass());
     w.store.put({ ...address('203.0.113.7', {}, available), metadata: { name: 'ip-203-0-113-7', finalizers: [PROTECTION] } });
     await w.reconcileAddress('ip-203-0-113-7');
     expect(w.store.writes).toEqual([]);

@@ -38,7 +38,7 @@ export function world() {
   const claimEvents = new RecordingEvents();
   const addressEvents = new RecordingEvents();
   const claims = new ClaimReconciler(store, claimEvents, () => '2026-12-02T00:00:00Z');
-  const addresses = new AddressReconciler(store, addressEvents);
+  const addresses = new AddressReconciler(store, addressEvents, () => '2026-12-02T00:00:00Z');
   return {
     store,
     claimEvents,
