@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { duplicateOf, ipIndexKeys, precedes, type IPAddress } from '../../api/v1alpha1/index.js';
+import { duplicateOf, ipIndexKeys, precedes, type IPAddress } from '../../../api/v1alpha1/index.js';
 
 const at = (name: string, ip: string, created?: string): IPAddress => ({
   apiVersion: 'local.sdn.cozystack.io/v1alpha1',
