@@ -4,7 +4,7 @@
  * held by a pinned placeholder, so MetalLB cannot give it away.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { METALLB_TEARDOWN_FINALIZER, type IPAddress } from '../../api/v1alpha1/index.js';
+import { duplicateOf, METALLB_TEARDOWN_FINALIZER, type IPAddress } from '../../api/v1alpha1/index.js';
 import { familyOf, rangeContains } from '../../api/ip.js';
 import type { Controller, ReconcileResult } from '../runtime/controller.js';
 import { ignoreNotFound, keyOf, withoutFinalizer } from '../runtime/kube.js';
@@ -12,12 +12,15 @@ import type { Manager } from '../runtime/manager.js';
 import { classChanged, rendersDiffer } from './class-reconciler.js';
 import type { DriverClusterStore } from './cluster-store.js';
 import type { EventRecorder } from '../runtime/events.js';
-import { associationHolds } from './association.js';
+import { associationHolds, isAssociatedTo } from './association.js';
 import { backingPoolName, parseClassParameters, reservationExists, servedBy } from './class-parameters.js';
 import { isPlaceholder } from './placeholders.js';
 import { authorizes, driverPin, ingressIps } from './services.js';
 import type { DriverStore } from './store.js';
 import { ensureHold, releaseHolds, retryUnassignedHold } from './holds.js';
+
+/** A duplicate waiting for the IP's own address to be held, or for its Service to let go, looks again this soon. */
+const DUPLICATE_RECHECK_MS = 2_000;
 
 /** A deleted address waits for the Service pass to unpin it; its Service's update wakes it, this is the backstop. */
 const TEARDOWN_RECHECK_MS = 5_000;
@@ -35,6 +38,10 @@ export class DriverAddressReconciler {
     }
     if (address.metadata.deletionTimestamp) {
       return this.teardown(address);
+    }
+    const first = duplicateOf(address, this.store.addressesByIp(address.spec.address));
+    if (first) {
+      return this.standAside(address, first);
     }
     if (address.status?.phase === 'Conflict') {
       if (!(await this.recoverFromConflict(address)) && !address.status.associatedTo) {
@@ -97,6 +104,37 @@ export class DriverAddressReconciler {
     await ignoreNotFound(this.store.updateAddress(withoutFinalizer(address, METALLB_TEARDOWN_FINALIZER)));
   }
 
+  /**
+   * A duplicate (another IPAddress has its IP first; the core makes it
+   * Conflict): nothing of the driver's serves it. A hold or association it
+   * had from before is let go once the IP's own address is held or attached
+   * (so MetalLB never sees the IP unheld), and its association is cleared once
+   * its Service no longer carries or pins the IP.
+   */
+  private async standAside(address: IPAddress, first: IPAddress): Promise<ReconcileResult | void> {
+    const name = address.metadata.name!;
+    let waiting = false;
+    if (this.store.placeholdersOf(name).length > 0) {
+      if (this.store.placeholdersOf(first.metadata.name!).length > 0 || first.status?.associatedTo) {
+        await releaseHolds(this.store, name);
+      } else {
+        waiting = true; // the first's address pass makes its hold, which waits in MetalLB for the IP
+      }
+    }
+    const to = address.status?.associatedTo;
+    if (to) {
+      const service = to.kind === 'Service' ? this.store.service(to.namespace, to.name) : undefined;
+      const ip = address.spec.address;
+      if (service && (ingressIps(service).includes(ip) || driverPin(service).includes(ip)) && !isAssociatedTo(first, to)) {
+        waiting = true; // the Service pass unpins it: its claim no longer lists this address
+      } else {
+        await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: undefined } });
+        this.events.event(address, 'Normal', 'AssociationCleared', `${to.kind} ${to.namespace}/${to.name}: this IPAddress duplicates IPAddress ${first.metadata.name}`);
+      }
+    }
+    return waiting ? { requeueAfterMs: DUPLICATE_RECHECK_MS } : undefined;
+  }
+
   /** Conflict clears once no Service carries the IP without authorization; true when it did. */
   private async recoverFromConflict(address: IPAddress): Promise<boolean> {
     const offenders = this.store
@@ -142,7 +180,8 @@ export class DriverAddressReconciler {
 }
 
 /**
- * The address controller and what wakes it: addresses; a class → its
+ * The address controller and what wakes it: addresses; an address coming or
+ * going → the other addresses of its IP; a class → its
  * addresses; its pool coming or going → its addresses, its ranges changing →
  * the addresses whose reservation came or went; a hold (owned by its address)
  * → that address, so a vanished one is made again; any Service → the
@@ -155,6 +194,8 @@ export function setupDriverAddressController(manager: Manager, store: DriverClus
   return manager
     .controller('iad-ipaddress')
     .for(store.addresses)
+    // One coming or going can make another of its IP a duplicate, or the address of the IP again.
+    .watches(store.addresses, (a) => store.addressesByIp(a.spec.address).filter((o) => o.metadata.name !== a.metadata.name).map(keyOf), { updates: () => false })
     .watches(store.classes, (c) => ofClass(c.metadata.name!), { updates: classChanged })
     .watches(
       store.pools,

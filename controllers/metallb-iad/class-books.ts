@@ -5,7 +5,7 @@
  * both read it.
  */
 import type { IPAddress, IPAddressClass } from '../../api/v1alpha1/index.js';
-import { familyOf, rangeContains, type Family, type IpRange } from '../../api/ip.js';
+import { canonicalIp, familyOf, rangeContains, type Family, type IpRange } from '../../api/ip.js';
 import { parseClassParameters } from './class-parameters.js';
 import type { DriverStore } from './store.js';
 
@@ -64,8 +64,10 @@ export function classBooks(ranges: readonly IpRange[], addresses: readonly IPAdd
       phases[COUNTED_PHASES.includes(phase) ? phase : 'Pending'] += 1;
     }
     const capacity = capacityOf(own);
-    // A Lost address no longer lies in the ranges: it takes nothing from what MetalLB can hand out.
-    const free = capacity - BigInt(mine.filter((a) => own.some((r) => rangeContains(r, a.spec.address))).length);
+    // A Lost address no longer lies in the ranges: it takes nothing from what MetalLB can hand out;
+    // a duplicate takes nothing more than its IP's own address does (IPs are counted, not objects).
+    const inside = new Set(mine.filter((a) => own.some((r) => rangeContains(r, a.spec.address))).map((a) => canonicalIp(a.spec.address)));
+    const free = capacity - BigInt(inside.size);
     books.push({
       family,
       capacity,

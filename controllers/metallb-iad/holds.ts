@@ -1,6 +1,6 @@
 /** Holds: the pinned placeholders that keep an unassociated address reserved in MetalLB (docs/driver.md). */
 import type { V1Service } from '@kubernetes/client-node';
-import type { IPAddress } from '../../api/v1alpha1/index.js';
+import { duplicateOf, type IPAddress } from '../../api/v1alpha1/index.js';
 import { familyOf } from '../../api/ip.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { isAlreadyExists } from '../runtime/kube.js';
@@ -18,8 +18,8 @@ import { CARRIER_LABEL, HOLD_RETRIED_ANNOTATION } from './well-known.js';
  */
 export async function ensureHold(cluster: DriverStore, events: EventRecorder, address: IPAddress): Promise<void> {
   const family = familyOf(address.spec.address);
-  if (!family || address.metadata.deletionTimestamp) {
-    return;
+  if (!family || address.metadata.deletionTimestamp || duplicateOf(address, cluster.addressesByIp(address.spec.address))) {
+    return; // a duplicate is never held: the IP's own address holds it (api/v1alpha1/duplicates.ts)
   }
   const name = address.metadata.name!;
   const holds = cluster.placeholdersOf(name);

@@ -5,7 +5,7 @@
  * without authorization puts its address in Conflict.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { claimKey, type IPAddress } from '../../api/v1alpha1/index.js';
+import { claimKey, duplicateOf, type IPAddress } from '../../api/v1alpha1/index.js';
 import { compareIps } from '../../api/ip.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { keyOf, splitKey } from '../runtime/kube.js';
@@ -81,7 +81,8 @@ export class ServiceReconciler {
   private async detectConflicts(service: V1Service): Promise<void> {
     for (const ip of ingressIps(service)) {
       for (const address of this.store.addressesByIp(ip)) {
-        if (!address.spec.claimRef || authorizes(address, service) || address.status?.phase === 'Conflict') {
+        const duplicate = duplicateOf(address, this.store.addressesByIp(ip)) !== undefined; // the core's Conflict already
+        if (!address.spec.claimRef || authorizes(address, service) || address.status?.phase === 'Conflict' || duplicate) {
           continue;
         }
         await this.markConflict(address, service, ip);
