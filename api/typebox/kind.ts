@@ -1,5 +1,6 @@
 /** What a CustomResourceDefinition needs to know about one kind. */
 import type { TSchema } from '@sinclair/typebox';
+import type { ValidationRule } from './schema.js';
 
 export interface PrinterColumn {
   readonly name: string;
@@ -27,6 +28,8 @@ export interface KindDefinition {
   readonly status?: TSchema;
   readonly statusDescription?: string;
   readonly printerColumns: readonly PrinterColumn[];
+  /** CEL rules on the whole object: those that read spec and status together. */
+  readonly validations?: readonly ValidationRule[];
 }
 
 /** The `Age` column every kubebuilder CRD ends with. */

@@ -11,6 +11,8 @@ import { Type, type SchemaOptions, type TSchema, type TUnsafe } from '@sinclair/
 export interface ValidationRule {
   readonly rule: string;
   readonly message: string;
+  /** The field the apiserver's error names (a rule above the field, e.g. one that reads status too). */
+  readonly fieldPath?: string;
 }
 
 /** A string restricted to `values`, as a structural `enum` (TypeBox unions would emit anyOf). */

@@ -32,7 +32,8 @@ export class CustomResourceDefinition extends Construct {
     if (definition.status) {
       properties.status = { ...toOpenApi(definition.status), description: definition.statusDescription };
     }
-    return { type: 'object', description: definition.description, properties };
+    const validations = definition.validations?.length ? { 'x-kubernetes-validations': definition.validations.map((v) => ({ ...v })) } : {};
+    return { type: 'object', description: definition.description, properties, ...validations };
   }
 
   readonly apiObject: ApiObject;

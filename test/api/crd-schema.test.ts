@@ -140,6 +140,55 @@ describe('transition rules (self == oldSelf)', () => {
   });
 });
 
+describe('a claim’s spec follows the PersistentVolumeClaim rules', () => {
+  const resolved = { phase: 'Pending', className: 'public' };
+  const bound = { phase: 'Bound', className: 'public', addresses: [{ name: 'ip-203-0-113-7', address: '203.0.113.7' }] };
+  const stored = (spec: Record<string, unknown>, status: Record<string, unknown> = bound) =>
+    validateClaim({ ...claim, spec: { family: 'IPv4', ...spec }, status }).object as typeof claim & { status: object };
+  const update = (old: ReturnType<typeof stored>, spec: Record<string, unknown>) => validateClaim({ ...old, spec }, old).errors;
+
+  it('spec.className can be neither changed nor removed once set', () => {
+    const old = stored({ className: 'public' });
+    expect(update(old, { className: 'premium', family: 'IPv4' })).toEqual(['/spec: spec.className is immutable once set']);
+    expect(update(old, { family: 'IPv4' })).toEqual(['/spec: spec.className is immutable once set']);
+    expect(update(old, { className: 'public', family: 'IPv4' })).toEqual([]);
+  });
+
+  it('an unset spec.className may be set to the class the claim resolved to, and to no other', () => {
+    const old = stored({}, resolved);
+    expect(update(old, { className: 'public', family: 'IPv4' })).toEqual([]);
+    expect(update(old, { className: 'premium', family: 'IPv4' })).toEqual([
+      '/: spec.className can be set only to the class the claim resolved to (status.className)',
+    ]);
+    expect(update(stored({}, {}), { className: 'premium', family: 'IPv4' })).toEqual([]); // nothing resolved yet
+    expect(update(stored({ className: '' }, resolved), { className: 'premium', family: 'IPv4' })).toEqual([
+      '/: spec.className can be set only to the class the claim resolved to (status.className)',
+    ]);
+  });
+
+  it('spec.family is immutable (removing it defaults it, which is a change too)', () => {
+    const old = stored({ className: 'public', family: 'Dual' });
+    expect(update(old, { className: 'public', family: 'IPv4' })).toEqual(['/spec/family: spec.family is immutable']);
+    expect(update(old, { className: 'public' })).toEqual(['/spec/family: spec.family is immutable']);
+    expect(update(old, { className: 'public', family: 'Dual' })).toEqual([]);
+  });
+
+  it('spec.addressName can be neither changed nor removed once set; set later only while nothing is bound', () => {
+    const pinned = stored({ className: 'public', addressName: 'ip-203-0-113-7' });
+    expect(update(pinned, { className: 'public', family: 'IPv4', addressName: 'ip-203-0-113-8' })).toEqual(['/spec: spec.addressName is immutable once set']);
+    expect(update(pinned, { className: 'public', family: 'IPv4' })).toEqual(['/spec: spec.addressName is immutable once set']);
+    expect(update(stored({ className: 'public' }), { className: 'public', family: 'IPv4', addressName: 'ip-203-0-113-8' })).toEqual([
+      '/: spec.addressName can be set only while no address is bound to the claim',
+    ]);
+    expect(update(stored({ className: 'public' }, resolved), { className: 'public', family: 'IPv4', addressName: 'ip-203-0-113-8' })).toEqual([]);
+  });
+
+  it('the rules name the field for the apiserver’s error', () => {
+    const rules = (CustomResourceDefinition.openApiSchema(IP_ADDRESS_CLAIM)['x-kubernetes-validations'] ?? []) as { fieldPath?: string }[];
+    expect(rules.map((r) => r.fieldPath)).toEqual(['.spec.className', '.spec.addressName']);
+  });
+});
+
 describe('CRD shape', () => {
   it.each(KINDS.map((k) => [k.kind, k] as const))('%s schema is structural: every node has a type', (_kind, definition) => {
     const untyped: string[] = [];

@@ -1,23 +1,48 @@
 /** IPAddressClaim: a tenant's namespaced request for an address (PersistentVolumeClaim analog). */
 import { Type, type Static } from '@sinclair/typebox';
 import { AGE_COLUMN, type KindDefinition } from '../../typebox/kind.js';
-import { StringEnum } from '../../typebox/schema.js';
+import { Immutable, StringEnum, withValidations } from '../../typebox/schema.js';
 import { Conditions } from './condition.js';
 import { ADDRESS_CATEGORY, GROUP, VERSION } from '../group.js';
 import { ADDRESS_FAMILIES, CLAIM_PHASES } from '../phases.js';
 
-export const IPAddressClaimSpec = Type.Object({
-  className: Type.Optional(Type.String({ description: 'The IPAddressClass to claim from. Empty means the default class.' })),
-  family: Type.Optional(
-    StringEnum(ADDRESS_FAMILIES, {
-      default: 'IPv4',
-      description: 'Address family. Dual binds two addresses, one IPv4 and one IPv6.',
-    }),
-  ),
-  addressName: Type.Optional(
-    Type.String({ description: 'Pins the claim to this Available IPAddress. Only meaningful for single-family claims.' }),
-  ),
-});
+/** Whether `field` of `object` is set: present and not empty (empty means unset for both strings here). */
+const isSet = (object: string, field: string) => `(has(${object}.${field}) && ${object}.${field} != '')`;
+
+/**
+ * What a claim asks for cannot change under its binding, as for a
+ * PersistentVolumeClaim: a changed class, family or pinned address would leave
+ * the claim bound to addresses it no longer asks for (docs/binding.md).
+ */
+export const IPAddressClaimSpec = withValidations(
+  Type.Object({
+    className: Type.Optional(
+      Type.String({
+        description:
+          'The IPAddressClass to claim from. Empty means the default class. Immutable once set; may be set later only to the class the claim resolved to.',
+      }),
+    ),
+    family: Type.Optional(
+      Immutable(
+        StringEnum(ADDRESS_FAMILIES, {
+          default: 'IPv4',
+          description: 'Address family. Dual binds two addresses, one IPv4 and one IPv6. Immutable.',
+        }),
+        'spec.family is immutable',
+      ),
+    ),
+    addressName: Type.Optional(
+      Type.String({
+        description:
+          'Pins the claim to this Available IPAddress. Only meaningful for single-family claims. Immutable once set; may be set later only while no address is bound.',
+      }),
+    ),
+  }),
+  [
+    { rule: `!${isSet('oldSelf', 'className')} || (has(self.className) && self.className == oldSelf.className)`, message: 'spec.className is immutable once set' },
+    { rule: `!${isSet('oldSelf', 'addressName')} || (has(self.addressName) && self.addressName == oldSelf.addressName)`, message: 'spec.addressName is immutable once set' },
+  ],
+);
 export type IPAddressClaimSpec = Static<typeof IPAddressClaimSpec>;
 
 export const BoundAddress = Type.Object({
@@ -58,6 +83,23 @@ export const IP_ADDRESS_CLAIM: KindDefinition = {
   specDescription: 'What the claim asks for.',
   status: IPAddressClaimStatus,
   statusDescription: 'The observed state of the claim.',
+  // Setting a field that was unset reads status: only then can it change what the claim is bound to.
+  validations: [
+    {
+      rule:
+        `!has(self.spec) || !${isSet('self.spec', 'className')} || (has(oldSelf.spec) && ${isSet('oldSelf.spec', 'className')}) || ` +
+        `!has(oldSelf.status) || !${isSet('oldSelf.status', 'className')} || self.spec.className == oldSelf.status.className`,
+      message: 'spec.className can be set only to the class the claim resolved to (status.className)',
+      fieldPath: '.spec.className',
+    },
+    {
+      rule:
+        `!has(self.spec) || !${isSet('self.spec', 'addressName')} || (has(oldSelf.spec) && ${isSet('oldSelf.spec', 'addressName')}) || ` +
+        `!has(oldSelf.status) || !has(oldSelf.status.addresses) || size(oldSelf.status.addresses) == 0`,
+      message: 'spec.addressName can be set only while no address is bound to the claim',
+      fieldPath: '.spec.addressName',
+    },
+  ],
   printerColumns: [
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
     { name: 'Class', type: 'string', jsonPath: '.status.className' },
