@@ -10,6 +10,7 @@ import { DRIVER_ALERTS } from '../monitoring/alert-rules.js';
 import { addPackageMonitoring } from '../monitoring/package-monitoring.js';
 import { monitoringSuites } from '../monitoring/unit-tests.js';
 import { MetallbAddressPolicy } from './metallb-address-policy.js';
+import { MetallbClassPolicy } from './metallb-class-policy.js';
 import { INSTALL } from './sources.js';
 import { fenceAllowlistSuite, fenceGateSuite, fenceNotesSuites, fenceRequiredSuite, fenceSuite, operatorInstallSuite, VAP_API } from './unit-tests.js';
 import { vendoredChartValues, WrapperChart } from './wrapper-chart.js';
@@ -126,6 +127,9 @@ export class MetallbIadPackage extends WrapperChart<typeof metallbIadPackageValu
         serviceAccounts: v('admissionPolicy.trustedCallers.serviceAccounts'),
       },
     });
+
+    // A class whose own CIDRs overlap is refused before it is stored (the driver refuses a-b ranges too).
+    new MetallbClassPolicy(this.addTemplate('metallb-class-policy.yaml', { when: Capabilities.hasApi(VAP_API) }), 'ClassPolicy');
 
     // Where the fence cannot render, say so: a fail when the platform requires it, else a NOTES.txt warning.
     this.addFile('templates/metallb-address-policy-required.yaml', fenceRequiredTemplate());

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { FENCED_ANNOTATIONS, FENCED_LABELS, POLICY_NAME } from '../../../constructs/packages/metallb-address-policy.js';
+import { CLASS_POLICY_NAME } from '../../../constructs/packages/metallb-class-policy.js';
 import { COZYSTACK_TRUSTED_GROUPS } from '../../../constructs/packages/metallb-iad-package.js';
 import { synthesize } from '../../../synth/artifact.js';
 import { helm, renderChart, type KubeObject } from '../../support/helm.js';
@@ -36,7 +37,7 @@ describe('the MetalLB annotation fence', () => {
   let policy: KubeObject & { spec: any }; // any: rendered policy JSON, read field by field
   beforeAll(() => {
     const objects = renderChart(chart(), '--namespace', 'cozy-metallb-iad', '--api-versions', VAP_API);
-    policy = objects.find((o) => o.kind === 'ValidatingAdmissionPolicy') as typeof policy;
+    policy = objects.find((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata.name === POLICY_NAME) as typeof policy;
     expect(policy).toBeDefined();
   });
 
@@ -45,16 +46,18 @@ describe('the MetalLB annotation fence', () => {
       'admissionPolicy.required is true, but this cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (for helm template: --api-versions admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy)',
     );
     const required = renderChart(chart(), '--namespace', 'cozy-metallb-iad', '--set', 'admissionPolicy.required=true', '--api-versions', VAP_API);
-    expect(required.filter((o) => o.kind === 'ValidatingAdmissionPolicy')).toHaveLength(1);
+    expect(required.filter((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata.name === POLICY_NAME)).toHaveLength(1);
   });
 
   it('is rendered only where the cluster serves ValidatingAdmissionPolicy v1 (capability gate)', () => {
     const without = renderChart(chart(), '--namespace', 'cozy-metallb-iad');
     expect(without.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
     const withApi = renderChart(chart(), '--namespace', 'cozy-metallb-iad', '--api-versions', VAP_API);
-    expect(withApi.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy')).map((o) => o.kind)).toEqual([
-      'ValidatingAdmissionPolicy',
-      'ValidatingAdmissionPolicyBinding',
+    expect(withApi.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy')).map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual([
+      `ValidatingAdmissionPolicy/${POLICY_NAME}`,
+      `ValidatingAdmissionPolicy/${CLASS_POLICY_NAME}`,
+      `ValidatingAdmissionPolicyBinding/${POLICY_NAME}`,
+      `ValidatingAdmissionPolicyBinding/${CLASS_POLICY_NAME}`,
     ]);
   });
 
@@ -160,7 +163,7 @@ describe('the MetalLB annotation fence', () => {
       '--set',
       'admissionPolicy.driverServiceAccount.name=driver',
     );
-    const custom = objects.find((o) => o.kind === 'ValidatingAdmissionPolicy') as typeof policy;
+    const custom = objects.find((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata.name === POLICY_NAME) as typeof policy;
     const request = { object: service('tenant-a', pin), oldObject: null };
     expect(admit(custom, { ...request, username: 'system:serviceaccount:iad:driver' }).matched).toBe(false);
     expect(admit(custom, { ...request, username: DRIVER })).toMatchObject({ matched: true, allowed: false });
@@ -210,7 +213,7 @@ const WRITES: [string, unknown, unknown][] = [
 ];
 
 const policyOf = (...args: string[]) =>
-  renderChart(chart(), '--namespace', 'cozy-metallb-iad', '--api-versions', VAP_API, ...args).find((o) => o.kind === 'ValidatingAdmissionPolicy') as KubeObject & {
+  renderChart(chart(), '--namespace', 'cozy-metallb-iad', '--api-versions', VAP_API, ...args).find((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata.name === POLICY_NAME) as KubeObject & {
     spec: { variables: { name: string; expression: string }[]; validations: { expression: string }[] };
   };
 const valuesFile = (values: unknown) => {
