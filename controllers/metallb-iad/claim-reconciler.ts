@@ -9,8 +9,11 @@ import type { V1Service } from '@kubernetes/client-node';
 import { ADDRESS_PROTECTION_FINALIZER, API_VERSION, BOUND_REASON, CONDITION,
   METALLB_TEARDOWN_FINALIZER,
   PROVISIONER_ANNOTATION,
+  duplicateOf,
+  type Condition,
   type IPAddress,
   type IPAddressClaim,
+  type IPAddressClass,
 } from '../../api/v1alpha1/index.js';
 import { boundAddresses, claimKey, nextCondition, requestedFamilies, resolvedClassName } from '../../api/v1alpha1/index.js';
 import { familyOf, type Family } from '../../api/ip.js';
@@ -19,13 +22,24 @@ import type { Manager } from '../runtime/manager.js';
 import type { DriverClusterStore } from './cluster-store.js';
 import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { ignoreNotFound, isAlreadyExists, keyOf, splitKey } from '../runtime/kube.js';
-import { backingPoolName, servedBy } from './class-parameters.js';
+import { backingPoolName, parseClassParameters, servedBy, type ClassParameters } from './class-parameters.js';
 import { allocationPlaceholderName, ipObjectName, poolName } from './names.js';
 import { isPlaceholder, ownerOf, placeholderService } from './placeholders.js';
 import { ingressIps } from './services.js';
-import { CLAIM_NAME_ANNOTATION, CLAIM_NAMESPACE_ANNOTATION, DRIVER, DRIVER_CLAIM_CONDITION, IP_ADDRESS_LABEL, PIN_ANNOTATION, POOL_ANNOTATION } from './well-known.js';
+import {
+  CLAIM_NAME_ANNOTATION,
+  CLAIM_NAMESPACE_ANNOTATION,
+  DRIVER,
+  DRIVER_CLAIM_CONDITION,
+  IP_ADDRESS_LABEL,
+  PIN_ANNOTATION,
+  POOL_ANNOTATION,
+  SERVED_BY_CLASS_ANNOTATION,
+} from './well-known.js';
 import { familyExhausted } from './class-books.js';
-import type { DriverStore } from './store.js';
+import type { DriverStore, MetallbObject } from './store.js';
+import { deepEqual } from '../runtime/equal.js';
+import { CLASS_CONDITION } from './class-status.js';
 import { ensureHold } from './holds.js';
 
 /** While MetalLB has not answered, look again even without an event. */
@@ -34,6 +48,61 @@ const WAITING_REQUEUE_MS = 120_000;
 const GIVEN_BACK_RECHECK_MS = 1_000;
 /** How long a claim waits for the IP it gave back to be held before it asks again anyway. */
 const GIVEN_BACK_WAIT_MS = 10_000;
+
+/** A claim waiting for a class's first pool looks again this soon, should the pool's event be missed. */
+const POOL_PENDING_RECHECK_MS = 5_000;
+
+/** Whether the class pass has refused to write the class's pool (BackendReady False), rather than not got to it yet. */
+function backendRefused(ipClass: IPAddressClass): boolean {
+  return ipClass.status?.conditions?.some((c) => c.type === CLASS_CONDITION.backendReady && c.status === 'False') === true;
+}
+
+/** Why a claim waits, as its Provisioned condition (False) says it; none while it just waits for MetalLB. */
+export interface ClaimWait {
+  readonly reason: (typeof DRIVER_CLAIM_CONDITION)[Exclude<keyof typeof DRIVER_CLAIM_CONDITION, 'provisioned'>];
+  readonly message: string;
+}
+
+/** Whether the class's pool is in MetalLB: its own, or the admin's pool it names, once taken over (annotated). */
+export function poolServes(ipClass: IPAddressClass, pool: MetallbObject | undefined): boolean {
+  const name = ipClass.metadata.name!;
+  return pool !== undefined && (backingPoolName(ipClass) === poolName(name) || pool.metadata.annotations?.[SERVED_BY_CLASS_ANNOTATION] === name);
+}
+
+/**
+ * Why nothing may be reserved for a claim in its class now, before MetalLB is
+ * asked; undefined when it may. A family the class has no range of at all
+ * (FamilyNotServed) comes first: the claim could never be Bound there, so it
+ * takes nothing of any family, not even scarce IPv4. Then a class with no pool
+ * in MetalLB (BackendNotReady): a placeholder would ask MetalLB for a pool that
+ * does not exist. `missing`: the families the claim still lacks.
+ */
+export function reservationBlocked(input: {
+  readonly ipClass: IPAddressClass;
+  readonly claimFamily: string;
+  readonly missing: readonly Family[];
+  readonly parameters: ClassParameters;
+  readonly poolServes: boolean;
+}): ClaimWait | undefined {
+  const name = input.ipClass.metadata.name!;
+  if (input.parameters.ok) {
+    const { ranges } = input.parameters;
+    const unserved = input.missing.filter((family) => !ranges.some((r) => (r.family === 4 ? 'IPv4' : 'IPv6') === family));
+    if (unserved.length > 0) {
+      const article = /^[aeiou]/i.test(input.claimFamily) ? 'an' : 'a';
+      return {
+        reason: DRIVER_CLAIM_CONDITION.familyNotServed,
+        message: `IPAddressClass ${name} has no ${unserved.join(' or ')} range; ${article} ${input.claimFamily} claim cannot be provisioned there`,
+      };
+    }
+  }
+  if (!input.poolServes) {
+    const ready = input.ipClass.status?.conditions?.find((c) => c.type === CLASS_CONDITION.backendReady);
+    const why = ready && ready.status !== 'True' ? ` (${CLASS_CONDITION.backendReady} ${ready.reason}: ${ready.message})` : '';
+    return { reason: DRIVER_CLAIM_CONDITION.backendNotReady, message: `IPAddressClass ${name} has no MetalLB pool written${why}; waiting until it has one` };
+  }
+  return undefined;
+}
 
 export class DriverClaimReconciler {
   /**
@@ -91,16 +160,16 @@ export class DriverClaimReconciler {
       await this.cleanupOrphans(namespace, name);
       return;
     }
-    const { result, exhausted } = await this.reserve(claim);
-    await this.sayExhaustion(claim, exhausted);
+    const { result, waiting } = await this.reserve(claim);
+    await this.sayWhyWaiting(claim, waiting);
     return result;
   }
 
-  /** Reserves what the claim still lacks; says which families its class has no room left for. */
-  private async reserve(claim: IPAddressClaim): Promise<{ result?: ReconcileResult; exhausted: readonly Family[] }> {
+  /** Reserves what the claim still lacks; says why it waits, where that is more than MetalLB's answer. */
+  private async reserve(claim: IPAddressClaim): Promise<{ result?: ReconcileResult; waiting?: ClaimWait }> {
     const namespace = claim.metadata.namespace!;
     const name = claim.metadata.name!;
-    const nothing = { exhausted: [] };
+    const nothing = {};
     // Reserve only once the core has looked and found nothing to match: otherwise an Available
     // address the core is about to bind and a fresh reservation would both land on the claim.
     const boundCondition = claim.status?.conditions?.find((c) => c.type === CONDITION.bound);
@@ -122,41 +191,82 @@ export class DriverClaimReconciler {
       await this.cleanupOrphans(namespace, name);
       return nothing;
     }
+    const servedName = ipClass.metadata.name!;
+    const reclaimPolicy = ipClass.spec.reclaimPolicy ?? 'Retain';
+    const blocked = reservationBlocked({
+      ipClass,
+      claimFamily: claim.spec.family ?? 'IPv4',
+      missing,
+      parameters: parseClassParameters(ipClass, (pool) => this.store.poolNamed(pool)),
+      poolServes: poolServes(ipClass, this.store.pool(servedName)),
+    });
+    if (blocked) {
+      await this.withdraw(claim, servedName, reclaimPolicy, missing);
+      // A pool not written yet because the class pass has not said anything yet (a class made a moment
+      // before its claims) is no news: saying it would cost each early claim a Warning and two status
+      // writes. Only a class the driver refused is said; the pool appearing wakes the claim either way.
+      const quiet = blocked.reason === DRIVER_CLAIM_CONDITION.backendNotReady && !backendRefused(ipClass);
+      return { result: { requeueAfterMs: quiet ? POOL_PENDING_RECHECK_MS : WAITING_REQUEUE_MS }, ...(quiet ? {} : { waiting: blocked }) };
+    }
     const waitingFor: Family[] = [];
     for (const family of missing) {
-      if (!(await this.provision(claim, ipClass.metadata.name!, ipClass.spec.reclaimPolicy ?? 'Retain', family))) {
+      if (!(await this.provision(claim, servedName, reclaimPolicy, family))) {
         waitingFor.push(family);
       }
     }
     const exhausted = waitingFor.filter((family) => familyExhausted(this.store, ipClass, family));
+    const waiting: ClaimWait | undefined =
+      exhausted.length > 0
+        ? { reason: DRIVER_CLAIM_CONDITION.classExhausted, message: `IPAddressClass ${servedName} has no free ${exhausted.join(' or ')} address left; waiting until one is freed` }
+        : undefined;
     if (this.givenBack.has(claim.metadata.uid!)) {
-      return { result: { requeueAfterMs: GIVEN_BACK_RECHECK_MS }, exhausted };
+      return { result: { requeueAfterMs: GIVEN_BACK_RECHECK_MS }, waiting };
     }
-    return { result: waitingFor.length > 0 ? { requeueAfterMs: WAITING_REQUEUE_MS } : undefined, exhausted };
+    return { result: waitingFor.length > 0 ? { requeueAfterMs: WAITING_REQUEUE_MS } : undefined, waiting };
   }
 
   /**
-   * A claim that waits because its class is full says so: the driver's
-   * Provisioned condition (False, ClassExhausted) and a Warning Event, taken
-   * off again once it no longer waits for that. Written only when it changes,
-   * so a claim that never meets a full class costs no write.
+   * While nothing may be reserved, an allocation placeholder MetalLB has not
+   * assigned yet is deleted (it asks for nothing that could be had); one it has
+   * assigned holds an IP already and goes the usual way (provision records it).
    */
-  private async sayExhaustion(claim: IPAddressClaim, exhausted: readonly Family[]): Promise<void> {
+  private async withdraw(claim: IPAddressClaim, className: string, reclaimPolicy: 'Retain' | 'Delete', missing: readonly Family[]): Promise<void> {
+    for (const family of missing) {
+      const placeholderName = allocationPlaceholderName(claim.metadata.uid!, family);
+      const placeholder = this.store.service(this.store.placeholderNamespace, placeholderName);
+      if (!placeholder) {
+        continue;
+      }
+      if (ingressIps(placeholder).some((ip) => familyOf(ip) === family)) {
+        await this.provision(claim, className, reclaimPolicy, family);
+      } else {
+        this.toldWaiting.delete(placeholderName);
+        await this.store.deleteService(this.store.placeholderNamespace, placeholderName);
+      }
+    }
+  }
+
+  /**
+   * A claim that waits for more than MetalLB's answer says why, in one place:
+   * the driver's Provisioned condition (False, with the reason) and a Warning
+   * Event, taken off again once it no longer holds. Written only when it
+   * changes, so a claim that never has to wait costs no write.
+   */
+  private async sayWhyWaiting(claim: IPAddressClaim, waiting: ClaimWait | undefined): Promise<void> {
     const current = claim.status?.conditions?.find((c) => c.type === DRIVER_CLAIM_CONDITION.provisioned);
     const others = (claim.status?.conditions ?? []).filter((c) => c.type !== DRIVER_CLAIM_CONDITION.provisioned);
-    if (exhausted.length === 0) {
+    if (!waiting) {
       if (current) {
         await this.store.updateClaimStatus({ ...claim, status: { ...claim.status, conditions: others } });
       }
       return;
     }
-    const message = `IPAddressClass ${resolvedClassName(claim)} has no free ${exhausted.join(' or ')} address left; waiting until one is freed`;
-    if (current?.reason === DRIVER_CLAIM_CONDITION.classExhausted && current.message === message) {
+    if (current?.status === 'False' && current.reason === waiting.reason && current.message === waiting.message) {
       return;
     }
-    const condition = nextCondition(claim.status?.conditions, { type: DRIVER_CLAIM_CONDITION.provisioned, status: 'False', reason: DRIVER_CLAIM_CONDITION.classExhausted, message }, new Date().toISOString(), claim.metadata.generation);
+    const condition = nextCondition(claim.status?.conditions, { type: DRIVER_CLAIM_CONDITION.provisioned, status: 'False', ...waiting }, new Date().toISOString(), claim.metadata.generation);
     await this.store.updateClaimStatus({ ...claim, status: { ...claim.status, conditions: [...others, condition] } });
-    this.events.event(claim, 'Warning', DRIVER_CLAIM_CONDITION.classExhausted, message);
+    this.events.event(claim, 'Warning', waiting.reason, waiting.message);
   }
 
   /** One family; true when it is recorded (or given up on), false while waiting for MetalLB. */
@@ -215,12 +325,17 @@ export class DriverClaimReconciler {
     }
     this.lastAssigned.set(pool, this.now());
     this.toldWaiting.delete(placeholderName);
-    const addressName = ipObjectName(ip);
+    // Every IPAddress of this IP counts, whatever its name or spelling (an admin's `dup-a` for
+    // `::ffff:192.0.2.131`): the one that has it first (duplicates.ts) says whose it is. Recording
+    // ip-X beside it would make one IP two addresses.
+    const sameIp = this.store.addressesByIp(ip);
+    const first = sameIp.find((a) => !duplicateOf(a, sameIp));
+    const addressName = first?.metadata.name ?? ipObjectName(ip);
     // Record first, then link, pin and hand the placeholder over in one write. A crash between
     // the two leaves an unpinned placeholder that still holds the IP (MetalLB keeps an assigned
     // Service's IP) and an IPAddress naming this claim, which the next pass (or cleanupOrphans,
     // by the assigned IP) links up.
-    let address: IPAddress | undefined = this.store.address(addressName);
+    let address: IPAddress | undefined = first ?? this.store.address(addressName);
     if (!address) {
       try {
         address = await this.store.createAddress({
@@ -287,13 +402,16 @@ export class DriverClaimReconciler {
       return this.addressNamed(linked);
     }
     for (const ip of ingressIps(placeholder)) {
-      const address = await this.addressNamed(ipObjectName(ip));
-      const ref = address?.spec.claimRef;
       const family = familyOf(ip);
       // The claim that made this placeholder, by UID (its name): a claim of the same name made
       // earlier or later is another claim.
-      const sameClaim = ref?.namespace === namespace && ref.name === name && (!ref.uid || (family && allocationPlaceholderName(ref.uid, family) === placeholder.metadata?.name));
-      if (sameClaim) {
+      const sameClaim = (address: IPAddress | undefined) => {
+        const ref = address?.spec.claimRef;
+        return ref?.namespace === namespace && ref.name === name && (!ref.uid || (family && allocationPlaceholderName(ref.uid, family) === placeholder.metadata?.name));
+      };
+      // Any cached address of the IP, whatever its name (one an admin made for this claim), then ip-X from the apiserver.
+      const address = this.store.addressesByIp(ip).find(sameClaim) ?? (await this.addressNamed(ipObjectName(ip)));
+      if (sameClaim(address)) {
         return address;
       }
     }
@@ -335,16 +453,43 @@ function withPlaceholderMeta(service: V1Service, labels: Record<string, string>,
   };
 }
 
+/** A pool change a waiting claim cares about: what MetalLB allocates from, or which class took it over. */
+export const poolChangedForClaims = (previous: MetallbObject, next: MetallbObject) =>
+  !deepEqual(previous.spec, next.spec) || previous.metadata.annotations?.[SERVED_BY_CLASS_ANNOTATION] !== next.metadata.annotations?.[SERVED_BY_CLASS_ANNOTATION];
+
+/** A class change a waiting claim cares about: its spec or deletion, or what its BackendReady says (quoted by BackendNotReady). */
+export const classChangedForClaims = (previous: IPAddressClass, next: IPAddressClass) => {
+  const ready = (c: IPAddressClass): Condition | undefined => c.status?.conditions?.find((x) => x.type === CLASS_CONDITION.backendReady);
+  const [p, n] = [ready(previous), ready(next)];
+  return (
+    previous.metadata.generation !== next.metadata.generation ||
+    previous.metadata.deletionTimestamp !== next.metadata.deletionTimestamp ||
+    p?.status !== n?.status ||
+    p?.reason !== n?.reason ||
+    p?.message !== n?.message
+  );
+};
+
 /**
  * The claim controller and what wakes it: claims; an address maps to the
  * claim it names, and one deleted or unbound (capacity freed) to the stamped
- * claims not Bound of its class; an allocation placeholder maps to its claim.
+ * claims not Bound of its class; an allocation placeholder maps to its claim;
+ * a class's pool coming, going or changing, and the class changing, map to
+ * the class's waiting claims (BackendNotReady and FamilyNotServed end there).
  */
 export function setupDriverClaimController(manager: Manager, store: DriverClusterStore, events: EventRecorder): Controller {
   const waiting = (className: string) => store.waitingClaims(className).map(keyOf);
+  // A pool a class took over names it; one a class is about to take over is named in no way but the class's parameters.
+  const poolClasses = (pool: MetallbObject) => {
+    const named = store.classOfBackend(pool);
+    const adopting = store.allClasses().filter((c) => backingPoolName(c) === pool.metadata.name && c.metadata.name !== named);
+    return [...(named ? [named] : []), ...adopting.map((c) => c.metadata.name!)];
+  };
   return manager
     .controller('iad-claim')
     .for(store.claims)
+    .watches(store.pools, (pool) => poolClasses(pool).flatMap(waiting), { updates: poolChangedForClaims })
+    .watches(store.classes, (ipClass) => waiting(ipClass.metadata.name!), { updates: classChangedForClaims })
     .watches(store.addresses, (address, previous, event) => {
       const ref = address.spec.claimRef;
       const freed = event === 'delete' || (previous?.spec.claimRef && !ref);

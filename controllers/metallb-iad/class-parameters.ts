@@ -5,7 +5,7 @@
  */
 import type { IPAddress, IPAddressClass } from '../../api/v1alpha1/index.js';
 import { isDnsLabel } from '../../api/names.js';
-import { parseRange, rangeContains, type IpRange } from '../../api/ip.js';
+import { parseRange, rangeContains, rangesOverlap, type IpRange } from '../../api/ip.js';
 import { poolName } from './names.js';
 import type { MetallbObject } from './store.js';
 import { DRIVER, SERVED_BY_CLASS_ANNOTATION } from './well-known.js';
@@ -107,4 +107,97 @@ export function reservationExists(address: IPAddress, pool: { spec?: { addresses
     const range = parseRange(text);
     return typeof range !== 'string' && rangeContains(range, address.spec.address);
   });
+}
+
+/** One entry of a class's list of ranges: its place in the list, its text, what it spans. */
+export interface RangeEntry {
+  readonly index: number;
+  readonly text: string;
+  readonly range: IpRange;
+}
+
+/**
+ * The first two entries of one class's list that share an address (identical
+ * entries, a CIDR inside another, a range across a CIDR), in list order; none
+ * when they are disjoint. MetalLB refuses a pool whose own entries overlap and
+ * then applies no configuration at all, so such a list is never written.
+ */
+export function overlappingEntries(addresses: readonly string[], ranges: readonly IpRange[]): readonly [RangeEntry, RangeEntry] | undefined {
+  for (let i = 0; i < ranges.length; i++) {
+    for (let j = i + 1; j < ranges.length; j++) {
+      if (rangesOverlap(ranges[i]!, ranges[j]!)) {
+        return [
+          { index: i, text: addresses[i]!, range: ranges[i]! },
+          { index: j, text: addresses[j]!, range: ranges[j]! },
+        ];
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Where the class's ranges come from, as a message names it: its parameters, or the pool it takes over. */
+export function rangesField(parameters: { readonly adoptedPool?: string }): string {
+  return parameters.adoptedPool ? `IPAddressPool ${parameters.adoptedPool} spec.addresses` : 'parameters.addresses';
+}
+
+/** The refusal of a list whose own entries overlap, naming both. */
+export function overlappingEntriesMessage(field: string, [a, b]: readonly [RangeEntry, RangeEntry]): string {
+  return (
+    `${field}[${a.index}] ${JSON.stringify(a.text)} and ${field}[${b.index}] ${JSON.stringify(b.text)} overlap; ` +
+    'MetalLB would refuse the pool and stop applying any configuration, so no pool is written'
+  );
+}
+
+/** The entries of a class's parsed parameters, in list order. */
+export function desiredEntries(parameters: { readonly addresses: readonly string[]; readonly ranges: readonly IpRange[] }): RangeEntry[] {
+  return parameters.ranges.map((range, index) => ({ index, text: parameters.addresses[index]!, range }));
+}
+
+/** The entries of a list (as written: a pool's, where an entry may not parse, which then spans nothing). */
+export function rangeEntries(addresses: readonly string[] | undefined): RangeEntry[] {
+  return (addresses ?? []).flatMap((text, index) => {
+    const range = parseRange(text);
+    return typeof range === 'string' ? [] : [{ index, text, range }];
+  });
+}
+
+/** The entries of `mine` that share an address with any of `theirs`. */
+export function entriesOverlapping(mine: readonly RangeEntry[], theirs: readonly RangeEntry[]): RangeEntry[] {
+  return mine.filter((m) => theirs.some((t) => rangesOverlap(m.range, t.range)));
+}
+
+/** One side of an overlap between two served classes: the class, the ranges it asks for, and its pool as MetalLB has it now. */
+export interface OverlapSide {
+  readonly ipClass: IPAddressClass;
+  readonly desired: readonly RangeEntry[];
+  /** The entries of its pool as written (none while it has no pool). */
+  readonly written: readonly RangeEntry[];
+}
+
+/** Whether `a` is the older class: created earlier, then the smaller name (a class without a time counts as newest). */
+export function olderClass(a: IPAddressClass, b: IPAddressClass): boolean {
+  const at = (c: IPAddressClass) => {
+    const t = new Date(c.metadata.creationTimestamp ?? '').getTime();
+    return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
+  };
+  const [x, y] = [at(a), at(b)];
+  return x !== y ? x < y : (a.metadata.name ?? '') < (b.metadata.name ?? '');
+}
+
+/**
+ * Which of two classes whose desired ranges overlap keeps them (docs/driver.md,
+ * "The class"): the one whose pool as written already holds part of the
+ * other's ranges, if only one does (a class with bound addresses has such a
+ * pool, so it never loses them to a newcomer or to another class's edit);
+ * otherwise the older. The same answer from either side, whatever the order
+ * of the passes.
+ */
+export function overlapKeeper(mine: OverlapSide, theirs: OverlapSide): { readonly keeper: 'mine' | 'theirs'; readonly holds: boolean } {
+  const mineHolds = entriesOverlapping(mine.written, theirs.desired).length > 0;
+  const theirsHolds = entriesOverlapping(theirs.written, mine.desired).length > 0;
+  if (mineHolds !== theirsHolds) {
+    return { keeper: mineHolds ? 'mine' : 'theirs', holds: true };
+  }
+  return { keeper: olderClass(mine.ipClass, theirs.ipClass) ? 'mine' : 'theirs', holds: mineHolds };
 }

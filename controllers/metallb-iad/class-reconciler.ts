@@ -12,7 +12,20 @@ import { GROUP, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import { deepEqual } from '../runtime/equal.js';
 import type { V1Service } from '@kubernetes/client-node';
 import { CARRIERS_ONLY, releasedPool, renderBackend } from './backend.js';
-import { backingPoolName, parseClassParameters, servedBy } from './class-parameters.js';
+import {
+  backingPoolName,
+  desiredEntries,
+  entriesOverlapping,
+  overlapKeeper,
+  overlappingEntries,
+  overlappingEntriesMessage,
+  parseClassParameters,
+  rangeEntries,
+  rangesField,
+  servedBy,
+  type OverlapSide,
+  type RangeEntry,
+} from './class-parameters.js';
 import { ingressIps } from './services.js';
 import { BACKEND_REASON, bookStatus, classConditions, configurationVerdict, sameConditions, type BackendVerdict } from './class-status.js';
 import { classBooksOf, type FamilyBooks } from './class-books.js';
@@ -98,11 +111,15 @@ export class ClassReconciler {
       // Nothing is written: a half-written pool would be worse than none.
       return { verdict: this.refuse(ipClass, BACKEND_REASON.invalidClassParameters, parameters.message) };
     }
-    const rival = this.overlapping(ipClass, parameters.ranges);
+    const own = overlappingEntries(parameters.addresses, parameters.ranges);
+    if (own) {
+      // MetalLB refuses a pool whose own entries overlap, and then every later change of any class.
+      return { verdict: this.refuse(ipClass, BACKEND_REASON.overlappingRanges, overlappingEntriesMessage(rangesField(parameters), own)) };
+    }
+    const rival = this.overlapping(ipClass, parameters);
     if (rival) {
-      // The class that holds the range first keeps it; nothing of its reservations moves.
-      const message = `parameters.addresses overlap those of IPAddressClass "${rival}", which serves them already; no pool written`;
-      return { verdict: this.refuse(ipClass, BACKEND_REASON.overlappingClassParameters, message) };
+      // Nothing of the pool in place moves: the reservations in it stay where they are.
+      return { verdict: this.refuse(ipClass, BACKEND_REASON.overlappingClassParameters, rival) };
     }
     const foreign = this.foreignOverlap(parameters.ranges, parameters.adoptedPool);
     if (foreign) {
@@ -214,30 +231,68 @@ export class ClassReconciler {
   }
 
   /**
-   * Another served class whose ranges overlap and that came first: it already
-   * has its pool (and this one does not), or, neither or both having one, it is
-   * older (then smaller by name). Two MetalLB pools must never share an address.
+   * Why this class may not write its pool for another class's sake, or
+   * undefined: a served class whose desired ranges overlap and that keeps them
+   * (overlapKeeper), or a pool of another class, as MetalLB has it now, that
+   * shares an address with them (that class has not rewritten it yet, or keeps
+   * it while refused): two MetalLB pools must never share an address.
    */
-  private overlapping(ipClass: IPAddressClass, ranges: readonly IpRange[]): string | undefined {
+  private overlapping(ipClass: IPAddressClass, parameters: { readonly addresses: string[]; readonly ranges: IpRange[]; readonly adoptedPool?: string }): string | undefined {
     const name = ipClass.metadata.name!;
-    const mine = Boolean(this.store.pool(name));
+    const field = rangesField(parameters);
+    const desired = desiredEntries(parameters);
+    const kept = this.store.pool(name) ? ' (the pool in place is kept as it is)' : '';
+    const mine: OverlapSide = { ipClass, desired, written: rangeEntries(this.store.pool(name)?.spec?.addresses) };
+    const quoted = (entries: readonly RangeEntry[]) => entries.map((e) => JSON.stringify(e.text)).join(', ');
     for (const other of this.store.allClasses()) {
       const otherName = other.metadata.name!;
       if (otherName === name || !servedBy(other) || other.metadata.deletionTimestamp) {
         continue;
       }
       const parsed = parseClassParameters(other, (pool) => this.store.poolNamed(pool));
-      if (!parsed.ok || !ranges.some((r) => parsed.ranges.some((o) => rangesOverlap(r, o)))) {
+      // A class whose parameters are invalid or overlap themselves writes nothing with them; its
+      // pool as written, if any, still counts below.
+      if (!parsed.ok || overlappingEntries(parsed.addresses, parsed.ranges)) {
         continue;
       }
-      const theirs = Boolean(this.store.pool(otherName));
-      const firstByAge = String(other.metadata.creationTimestamp ?? '') + otherName < String(ipClass.metadata.creationTimestamp ?? '') + name;
-      if ((theirs && !mine) || (theirs === mine && firstByAge)) {
-        return otherName;
+      const theirs: OverlapSide = {
+        ipClass: other,
+        desired: desiredEntries(parsed),
+        written: rangeEntries(this.store.pool(otherName)?.spec?.addresses),
+      };
+      const ours = entriesOverlapping(mine.desired, theirs.desired);
+      if (ours.length === 0) {
+        continue;
+      }
+      const { keeper, holds } = overlapKeeper(mine, theirs);
+      if (keeper === 'theirs') {
+        const why = holds ? 'which serves them already' : 'which comes first (older, then by name) and takes them';
+        return `${field} ${quoted(ours)} overlap ${quoted(entriesOverlapping(theirs.desired, mine.desired))} of IPAddressClass "${otherName}", ${why}; no pool written${kept}`;
+      }
+    }
+    const myPool = backingPoolName(ipClass);
+    for (const pool of this.store.allPools()) {
+      const holder = classOfWrittenPool(pool);
+      if (pool.metadata.name === myPool || !holder || holder === name) {
+        continue;
+      }
+      const written = rangeEntries(pool.spec?.addresses);
+      const ours = entriesOverlapping(desired, written);
+      if (ours.length > 0) {
+        return (
+          `${field} ${quoted(ours)} overlap ${quoted(entriesOverlapping(written, desired))} of IPAddressPool ${pool.metadata.namespace}/${pool.metadata.name}, ` +
+          `which IPAddressClass "${holder}" has written in MetalLB now; no pool written until that pool no longer has them${kept}`
+        );
       }
     }
     return undefined;
   }
+}
+
+/** The class whose pool this is in MetalLB: the class that owns it, or that took it over; none for an admin's own. */
+function classOfWrittenPool(pool: MetallbObject): string | undefined {
+  const owner = (pool.metadata.ownerReferences ?? []).find((o) => o.kind === 'IPAddressClass' && o.apiVersion.startsWith(`${GROUP}/`));
+  return owner?.name ?? pool.metadata.annotations?.[SERVED_BY_CLASS_ANNOTATION];
 }
 
 /** What the driver renders changed: spec or owners (status is MetalLB's). */
@@ -250,10 +305,11 @@ export const classChanged = (previous: IPAddressClass, next: IPAddressClass) =>
 
 /**
  * The class controller and what wakes it: any class change re-checks every
- * class (overlap is decided across them); the driver's own pool or
- * advertisement drifting, coming or going wakes its class; an admin's pool
- * coming, going or changing, and MetalLB's verdict on its configuration
- * changing, wake every class.
+ * class (overlap is decided across them); any pool coming, going or changing
+ * (the driver's or an admin's) wakes every class, since a class writes no pool
+ * overlapping another as written; the driver's own advertisement drifting,
+ * coming or going wakes its class; MetalLB's verdict on its configuration
+ * changing wakes every class.
  */
 export function setupClassController(manager: Manager, store: DriverClusterStore, events: EventRecorder, metrics?: DriverMetrics): Controller {
   const allClasses = () => store.allClasses().map(keyOf);
@@ -271,7 +327,8 @@ export function setupClassController(manager: Manager, store: DriverClusterStore
     .controller('iad-class')
     // The class itself too: a deleted one is no longer in the cache, and may have a pool to give back.
     .watches(store.classes, (c) => [keyOf(c), ...allClasses()], { updates: classChanged })
-    .watches(store.pools, (pool) => [...ownClass(pool), ...adoptedBy(pool), ...(ownedByAClass(pool) ? [] : allClasses())], { updates: rendersDiffer })
+    // Every pool, the driver's too: whether a class may write its pool depends on every other pool as written.
+    .watches(store.pools, (pool) => [...adoptedBy(pool), ...allClasses()], { updates: rendersDiffer })
     .watches(store.advertisements, ownClass, { updates: rendersDiffer })
     // The class's books: recorded addresses coming, going, or changing phase; a burst is one status write.
     .watches(

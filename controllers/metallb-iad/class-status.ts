@@ -17,6 +17,8 @@ export const CLASS_CONDITION = {
 export const BACKEND_REASON = {
   poolWritten: 'PoolWritten',
   invalidClassParameters: 'InvalidClassParameters',
+  /** Two entries of the class's own ranges overlap: MetalLB would refuse the pool and then every change. */
+  overlappingRanges: 'OverlappingRanges',
   overlappingClassParameters: 'OverlappingClassParameters',
   overlapsForeignPool: 'OverlapsForeignPool',
   poolNotOwned: 'PoolNotOwned',

@@ -23,10 +23,16 @@ export const POOL_ANNOTATION = 'metallb.io/address-pool';
  */
 export const CARRIER_LABEL = METALLB_CARRIER_LABEL;
 
-/** The driver's condition on a claim, present only while the claim waits for a full class. */
+/**
+ * The driver's condition on a claim (status False), present only while the claim waits for
+ * one of these reasons: its class is full, has no pool in MetalLB, or has no range at all of a
+ * family the claim asks.
+ */
 export const DRIVER_CLAIM_CONDITION = {
   provisioned: 'Provisioned',
   classExhausted: 'ClassExhausted',
+  backendNotReady: 'BackendNotReady',
+  familyNotServed: 'FamilyNotServed',
 } as const;
 
 /**

@@ -148,6 +148,7 @@ describe('an allocation handed an IP the books give to another', () => {
   it('gives it back, makes that address’s hold, and asks again only once the hold has the IP', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     // A Released address of an earlier claim of the same name, its hold not made yet.
     w.cluster.putAddress({ ...boundAddress({ phase: 'Released' }), spec: { ...boundAddress().spec, claimRef: { namespace: 'tenant-a', name: 'web', uid: 'an-earlier-web' } } });

@@ -96,6 +96,7 @@ describe('claim controller', () => {
   it('1. reserves through one unpinned placeholder, and no IPAddress yet', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     expect(await w.reconcileClaim()).toEqual({ requeueAfterMs: 120_000 });
     const placeholders = w.cluster.placeholders();
@@ -110,6 +111,7 @@ describe('claim controller', () => {
     let now = Date.now();
     const w = world(() => now);
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     await w.reconcileClaim();
     now += 60_000;
@@ -127,6 +129,7 @@ describe('claim controller', () => {
     let now = Date.now();
     const w = world(() => now);
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     const other = { ...pendingClaim(), metadata: { ...pendingClaim().metadata, name: 'api', uid: 'claim-uid-2' } };
     w.cluster.putClaim(pendingClaim());
     w.cluster.putClaim(other);
@@ -146,6 +149,7 @@ describe('claim controller', () => {
   it('2. records what MetalLB assigned: an IPAddress, a pinned, linked placeholder owned by it', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     await w.reconcileClaim();
     w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.7');
@@ -171,6 +175,7 @@ describe('claim controller', () => {
   it('3. a Dual claim gets two placeholders, then one IPv4 and one IPv6 address', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim({ className: 'public', family: 'Dual' }));
     await w.reconcileClaim();
     expect(w.cluster.placeholders().map((p) => p.metadata?.name).sort()).toEqual(['iad-claim-uid-1-v4', 'iad-claim-uid-1-v6']);
@@ -183,6 +188,7 @@ describe('claim controller', () => {
   it('records the first address of an IPv6 range (2001:db8::) under a name the apiserver accepts', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim({ className: 'public', family: 'IPv6' }));
     await w.reconcileClaim();
     w.cluster.assign(PH, 'iad-claim-uid-1-v6', '2001:db8::');
@@ -193,6 +199,7 @@ describe('claim controller', () => {
   it('an IPAddress the apiserver refuses: a Warning on the claim, the error retried, the reservation kept', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     await w.reconcileClaim();
     w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
@@ -211,6 +218,7 @@ describe('claim controller', () => {
   it('a placeholder the apiserver refuses (IPv6 on a cluster without IPv6 Services): a Warning on the claim, retried', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim({ className: 'public', family: 'IPv6' }));
     const message = 'Service "iad-claim-uid-1-v6" is invalid: spec.ipFamilies[0]: Invalid value: "IPv6": not configured on this cluster';
     w.cluster.createService = async () => {
@@ -224,6 +232,7 @@ describe('claim controller', () => {
   it('4. no double provisioning: two passes give one IPAddress, the placeholder stays as the hold', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     await w.reconcileClaim();
     w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.7');
@@ -252,6 +261,7 @@ describe('claim controller', () => {
   it('a claim re-targeted to another driver before it bound gives back the reservation it started here', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     await w.reconcileClaim();
     w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
@@ -265,6 +275,8 @@ describe('claim controller', () => {
     const w = world();
     w.cluster.putClass(publicClass());
     w.cluster.putClass({ ...publicClass(), metadata: { name: 'private', uid: 'class-uid-private' }, spec: { ...publicClass().spec, parameters: { addresses: ['198.51.100.0/29'] } } });
+    await w.reconcileClass();
+    await w.reconcileClass('private'); // both pools first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     await w.reconcileClaim();
     w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
@@ -280,6 +292,7 @@ describe('claim controller', () => {
   it('6. orphan cleanup: the unassigned placeholder goes, one linked to an existing IPAddress stays', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim({ className: 'public', family: 'Dual' }));
     await w.reconcileClaim();
     w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.7');
@@ -292,6 +305,7 @@ describe('claim controller', () => {
   it('an IPAddress recorded but not yet linked: the address pass makes no second hold, and a deleted claim keeps it', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     await w.reconcileClaim();
     w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.7');
@@ -314,6 +328,7 @@ describe('claim controller', () => {
     for (const [crashBefore, skip] of steps) {
       const w = world();
       w.cluster.putClass(publicClass());
+      await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
       w.cluster.putClaim(pendingClaim());
       await w.reconcileClaim();
       w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.7');
@@ -332,6 +347,7 @@ describe('claim controller', () => {
   it('the claim Bound before the cache has its IPAddress: the assigned placeholder is kept and handed over, never given back', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     await w.reconcileClaim();
     w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
@@ -350,6 +366,7 @@ describe('claim controller', () => {
   it('an assigned placeholder the apiserver has no IPAddress for is given back once its claim is gone', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     await w.reconcileClaim();
     w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
@@ -361,6 +378,7 @@ describe('claim controller', () => {
   it('AlreadyExists for the same claim is adopted; for another claim it is a LedgerMismatch', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     await w.reconcileClaim();
     w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.1');
@@ -727,6 +745,7 @@ describe('update conflicts (a stale resourceVersion is refused, as by the apiser
   it('the placeholder changed under the recording pass: 409, and the retried pass records the address once', async () => {
     const w = world();
     w.cluster.putClass(publicClass());
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     w.cluster.putClaim(pendingClaim());
     await w.reconcileClaim();
     w.cluster.assign(PH, 'iad-claim-uid-1-v4', '203.0.113.7');
@@ -850,6 +869,7 @@ describe('a claim waiting on a full class', () => {
   it('says so (Provisioned=False, ClassExhausted, and a Warning), and takes it off once it no longer waits for that', async () => {
     const w = world();
     w.cluster.putClass({ ...publicClass(), spec: { ...publicClass().spec, parameters: { addresses: ['203.0.113.1/32'] } } });
+    await w.reconcileClass(); // its pool first: without one nothing is reserved (BackendNotReady)
     // The one address of the class belongs to another claim.
     w.cluster.putAddress({ ...boundAddress(), spec: { ...boundAddress().spec, claimRef: { namespace: 'tenant-b', name: 'first', uid: 'u-first' } } });
     w.cluster.putClaim(pendingClaim());
