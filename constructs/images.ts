@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:3d205b71d2424e30dbdeb0264d3d280282ec8d04cf096721c2216b5dbe9b75a1',
+    digest: 'sha256:c4da992c77c3365dbec31201c4b1c228b420875e6d4941e3fea169eec04bbc23',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:0810612455a503ad07f18fafb4b324a80cb7ef370f15f5f31ee79f82cd2d28ee',
+    digest: 'sha256:f237f81ed3e82509736758e517288fb07a89ec7453303e5615dfbf1c8e956fae',
   },
 } as const satisfies Record<string, ImagePin>;
 
