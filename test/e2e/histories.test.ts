@@ -2,7 +2,10 @@
  * Randomized histories: for each of six fixed seeds, 150 operations drawn from
  * a seeded PRNG (claims and Services made, re-pointed, retyped and deleted,
  * names reused, Services of the wrong family, the admin pinning Services by
- * hand, kill -9 of either controller, an apiserver restart) against one
+ * hand, the admin's mistakes (classes whose own ranges overlap, apart from
+ * the world's classes or inside one; duplicate IPAddresses of recorded IPs,
+ * some spelled ::ffff:a.b.c.d; spec edits of claims the apiserver must
+ * refuse), kill -9 of either controller, an apiserver restart) against one
  * platform with the core and the driver running. Every ten operations, and at
  * the end, the ledger is let go quiet and the invariants of
  * support/histories/invariants.ts are checked; a violation that persists past

@@ -7,8 +7,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { requestedFamilies } from '../../../api/v1alpha1/index.js';
-import { familyOf } from '../../../api/ip.js';
+import { METALLB_PROVISIONER, requestedFamilies } from '../../../api/v1alpha1/index.js';
+import { canonicalIp, familyOf } from '../../../api/ip.js';
 import { synthesizedArtifact } from '../../support/synth.js';
 import { binaries } from './binaries.js';
 import { ADMIN, startCluster, type Cluster } from './cluster.js';
@@ -164,15 +164,37 @@ export async function expectAccounted(admin: Platform['admin']): Promise<void> {
   }
 }
 
-/** Everything the ledger says, and what does not add up: each item is an address lost or double-booked. */
+/** An IP as one text whatever its spelling (`::ffff:192.0.2.131` is `192.0.2.131`); a text that is no IP as it is. */
+const sameIpText = (ip: string) => canonicalIp(ip) ?? ip;
+
+/**
+ * The order of the IPAddresses of one IP (docs/binding.md, restated here on purpose): the earliest by
+ * creationTimestamp, then by name, is the address of that IP; every later one is a duplicate.
+ */
+function earlierFirst(a: Cr, b: Cr): number {
+  const at = (x: Cr) => {
+    const t = new Date(x.metadata.creationTimestamp ?? '').getTime();
+    return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
+  };
+  const [x, y] = [at(a), at(b)];
+  return x !== y ? x - y : a.metadata.name! < b.metadata.name! ? -1 : a.metadata.name! > b.metadata.name! ? 1 : 0;
+}
+
+/**
+ * Everything the ledger says, and what does not add up: each item is an address lost or
+ * double-booked, or an IP bound twice (two IPAddresses of one IP, compared as an address, both
+ * out of Conflict or both listed by claims; one IP listed by two claims; a duplicate Bound or listed).
+ */
 export async function auditLedger(admin: Platform['admin']): Promise<{ problems: string[]; bound: number }> {
   const claims = ((await admin.custom.listClusterCustomObject(crd('ipaddressclaims'))) as { items: Cr[] }).items;
   const addresses = ((await admin.custom.listClusterCustomObject(crd('ipaddresses'))) as { items: Cr[] }).items;
+  const classes = ((await admin.custom.listClusterCustomObject(crd('ipaddressclasses'))) as { items: Cr[] }).items;
   const services = (await admin.core.listServiceForAllNamespaces()).items;
   const problems: string[] = [];
+  const ingressOf = (s: k8s.V1Service) => (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter((ip): ip is string => Boolean(ip)).map(sameIpText);
   const ipOwners = new Map<string, string[]>();
   for (const s of services) {
-    for (const ip of (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter(Boolean) as string[]) {
+    for (const ip of ingressOf(s)) {
       ipOwners.set(ip, [...(ipOwners.get(ip) ?? []), `${s.metadata!.namespace}/${s.metadata!.name}`]);
     }
   }
@@ -181,27 +203,82 @@ export async function auditLedger(admin: Platform['admin']): Promise<{ problems:
       problems.push(`${ip} is assigned to ${owners.join(' and ')}`);
     }
   }
+  // One IP, one binding. Which claims list each address (by name), and each IP (as an address).
+  const claimKeyOf = (c: Cr) => `${c.metadata.namespace}/${c.metadata.name}`;
+  const listedBy = new Map<string, string[]>();
+  const listingIp = new Map<string, Set<string>>();
+  for (const c of claims) {
+    for (const listed of (c.status?.addresses ?? []) as { name: string; address: string }[]) {
+      listedBy.set(listed.name, [...(listedBy.get(listed.name) ?? []), claimKeyOf(c)]);
+      const ip = sameIpText(listed.address);
+      listingIp.set(ip, (listingIp.get(ip) ?? new Set()).add(claimKeyOf(c)));
+    }
+  }
+  for (const [ip, listing] of listingIp) {
+    if (listing.size > 1) {
+      problems.push(`${ip} is bound twice: claims ${[...listing].join(' and ')} each list it`);
+    }
+  }
+  const byIp = new Map<string, Cr[]>();
+  for (const a of addresses) {
+    const ip = canonicalIp(a.spec.address);
+    if (ip !== undefined) {
+      byIp.set(ip, [...(byIp.get(ip) ?? []), a]);
+    }
+  }
+  const duplicates = new Set<string>();
+  for (const [ip, same] of byIp) {
+    if (same.length < 2) {
+      continue;
+    }
+    const [first, ...later] = [...same].sort(earlierFirst);
+    const describe = (list: Cr[]) => list.map((a) => `${a.metadata.name} (${a.spec.address}, ${a.status?.phase ?? 'no phase'})`).join(' and ');
+    const outOfConflict = same.filter((a) => a.status?.phase !== 'Conflict');
+    if (outOfConflict.length > 1) {
+      problems.push(`${ip} is bound twice: ${outOfConflict.length} IPAddresses of it are out of phase Conflict: ${describe(outOfConflict)}`);
+    }
+    const listed = same.filter((a) => listedBy.has(a.metadata.name!));
+    if (listed.length > 1) {
+      problems.push(`${ip} is bound twice: ${listed.length} IPAddresses of it are listed by claims: ${listed.map((a) => `${a.metadata.name} (by ${listedBy.get(a.metadata.name!)!.join(', ')})`).join(' and ')}`);
+    }
+    for (const d of later) {
+      duplicates.add(d.metadata.name!);
+      if (d.status?.phase === 'Bound' || listedBy.has(d.metadata.name!)) {
+        const how = [d.status?.phase === 'Bound' ? 'Bound' : '', listedBy.has(d.metadata.name!) ? `listed by ${listedBy.get(d.metadata.name!)!.join(', ')}` : ''].filter(Boolean).join(' and ');
+        problems.push(`${d.metadata.name} (${d.spec.address}) duplicates ${first!.metadata.name}, which has ${ip} first, yet it is ${how}`);
+      }
+    }
+  }
   // A claim is its UID, not its name: the Released address of a deleted claim and a new claim of
   // the same name are two claims. An empty claimRef UID is a driver's pre-binding, which the core
   // completes for the live claim of that name (docs/binding.md), so it counts as that claim's.
-  const liveUid = new Map(claims.map((c) => [`${c.metadata.namespace}/${c.metadata.name}`, c.metadata.uid!]));
+  const liveUid = new Map(claims.map((c) => [claimKeyOf(c), c.metadata.uid!]));
   const perClaim = new Map<string, { claim: string; family: string; n: number }>();
+  // The MetalLB driver reserves the addresses of the classes it serves, each IP once: an address
+  // of no such class, one that is no IP, a Lost one and a duplicate have no reservation to keep.
+  const served = new Set(classes.filter((c) => c.spec.provisioner === METALLB_PROVISIONER && !c.metadata.deletionTimestamp).map((c) => c.metadata.name!));
   for (const a of addresses) {
     const ref = a.spec.claimRef;
-    if (ref) {
+    const duplicate = duplicates.has(a.metadata.name!);
+    if (ref && !duplicate) {
       const claim = `${ref.namespace}/${ref.name}`;
-      const uid = ref.uid || liveUid.get(claim) || 'no uid';
-      // One address per family per claim: a Dual claim holds two, one of each.
+      const uid = ref.uid || liveUid.get(claim);
+      // One address per family per claim: a Dual claim holds two, one of each. A pre-binding to
+      // a claim that does not exist counts for that name alone.
       const family = familyOf(a.spec.address) ?? 'no family';
-      const key = `${uid} (${family})`;
-      perClaim.set(key, { claim: `${claim} (uid ${uid})`, family, n: (perClaim.get(key)?.n ?? 0) + 1 });
+      const key = `${uid ?? `no uid: ${claim}`} (${family})`;
+      perClaim.set(key, { claim: `${claim} (uid ${uid ?? 'none'})`, family, n: (perClaim.get(key)?.n ?? 0) + 1 });
+    }
+    const reserved = served.has(a.spec.className) && canonicalIp(a.spec.address) !== undefined && a.status?.phase !== 'Lost' && !duplicate;
+    if (!reserved) {
+      continue;
     }
     const held = services.some((s) => s.metadata?.namespace === PLACEHOLDERS && s.metadata.labels?.[LINK_LABEL] === a.metadata.name);
     const to = a.status?.associatedTo;
     if (!held && !to) {
       problems.push(`${a.metadata.name} is neither held nor associated`);
     }
-    if (!(ipOwners.get(a.spec.address)?.length)) {
+    if (!(ipOwners.get(sameIpText(a.spec.address))?.length)) {
       problems.push(`${a.metadata.name} (${a.spec.address}) is reserved in MetalLB by nothing`);
     }
   }
@@ -209,15 +286,15 @@ export async function auditLedger(admin: Platform['admin']): Promise<{ problems:
   // allocation made twice, or one left behind.
   const byName = new Map(addresses.map((a) => [a.metadata.name!, a]));
   for (const s of services.filter((s) => s.metadata?.namespace === PLACEHOLDERS)) {
-    for (const ip of (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter(Boolean)) {
+    for (const ip of ingressOf(s)) {
       const linked = byName.get(s.metadata!.labels?.[LINK_LABEL] ?? '');
-      if (linked?.spec.address !== ip) {
+      if (!linked || sameIpText(linked.spec.address) !== ip) {
         problems.push(`placeholder ${s.metadata!.name} holds ${ip} for no IPAddress of that IP`);
       }
     }
   }
   for (const c of claims) {
-    const key = `${c.metadata.namespace}/${c.metadata.name}`;
+    const key = claimKeyOf(c);
     for (const family of requestedFamilies(c.spec.family) ?? []) {
       const n = perClaim.get(`${c.metadata.uid} (${family})`)?.n ?? 0;
       if (c.status?.phase === 'Bound' && n !== 1) {

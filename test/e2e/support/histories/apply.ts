@@ -6,12 +6,13 @@
  * (a controller that does not start again) throws.
  */
 import * as k8s from '@kubernetes/client-node';
-import { familyOf } from '../../../../api/ip.js';
-import { createClaim, crd, type Cr, type Platform } from '../platform.js';
+import { canonicalIp, familyOf } from '../../../../api/ip.js';
+import { GROUP, VERSION } from '../kube.js';
+import { createClaim, createClass, crd, type Cr, type Platform } from '../platform.js';
 import type { Controllers } from './controllers.js';
 import { isFault, type Operation, type Stack } from './operations.js';
 import { ordinal } from './order.js';
-import { ADMIN_NAMESPACE, CLAIM_ANNOTATION, METALLB_PIN } from './world.js';
+import { ADMIN_NAMESPACE, badClassAddresses, CLAIM_ANNOTATION, CLASSES, METALLB_PIN } from './world.js';
 
 export interface Target {
   readonly platform: Platform;
@@ -111,12 +112,76 @@ async function run({ platform, controllers }: Target, op: Operation): Promise<st
       await admin.custom.deleteClusterCustomObject({ ...crd('ipaddresses'), name: address.metadata.name! });
       return `ok: deleted ${address.metadata.name}`;
     }
+    case 'createBadClass':
+      await createClass(admin, op.name, badClassAddresses(op.name, op.shape, op.pick), 'Delete');
+      return 'ok';
+    case 'deleteBadClass':
+      await admin.custom.deleteClusterCustomObject({ ...crd('ipaddressclasses'), name: op.name });
+      return 'ok';
+    case 'duplicateAddress': {
+      const addresses = await listAddresses(platform);
+      if (addresses.length === 0) {
+        return 'skipped: no IPAddress to duplicate';
+      }
+      const original = addresses[op.pick % addresses.length]!;
+      const ip = original.spec.address as string;
+      const spelled = op.mapped && familyOf(ip) === 'IPv4' ? `::ffff:${canonicalIp(ip)}` : ip;
+      await admin.custom.createClusterCustomObject({
+        ...crd('ipaddresses'),
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddress', metadata: { name: op.name }, spec: { className: original.spec.className, address: spelled, source: { fromClass: {} } } },
+      });
+      return `ok: ${spelled}, duplicating ${original.metadata.name} (${original.status?.phase ?? 'no phase'})`;
+    }
+    case 'editClaim':
+      return editClaim(platform, op);
     case 'kill':
       return `ok: ${await controllers.kill(op.victim)}`;
     case 'restartApiserver':
       await platform.cluster.restartApiserver();
       return 'ok';
   }
+}
+
+/**
+ * A spec edit the apiserver must refuse: className to another class of the world (or removed),
+ * family to another family, addressName set on a claim that has bound addresses (setting it is
+ * allowed while it has none: then the edit is skipped). The value depends on the claim as it is,
+ * so the edit is always a change. Sent as a merge patch naming the resourceVersion read: a claim
+ * that changed meanwhile answers 409, not a verdict on the edit.
+ */
+async function editClaim(platform: Platform, op: Extract<Operation, { kind: 'editClaim' }>): Promise<string> {
+  const claim = (await platform.admin.custom.getNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: op.namespace, name: op.name })) as Cr;
+  let value: string | null;
+  switch (op.field) {
+    case 'className': {
+      const others = CLASSES.map((c) => c.name).filter((n) => n !== claim.spec.className);
+      // One time in four: removed (a merge patch's null), which is refused as well.
+      value = op.pick % 4 === 0 ? null : others[op.pick % others.length]!;
+      break;
+    }
+    case 'family': {
+      const others = ['IPv4', 'IPv6', 'Dual'].filter((f) => f !== (claim.spec.family ?? 'IPv4'));
+      value = others[op.pick % others.length]!;
+      break;
+    }
+    case 'addressName': {
+      if (claim.spec.addressName || (claim.status?.addresses ?? []).length === 0) {
+        return `skipped: ${claim.spec.addressName ? 'spec.addressName is set already' : 'no bound address (setting spec.addressName is allowed then)'}`;
+      }
+      const addresses = await listAddresses(platform);
+      value = addresses.length > 0 ? addresses[op.pick % addresses.length]!.metadata.name! : 'ip-203-0-113-1';
+      break;
+    }
+  }
+  // A JSON merge patch: KubernetesObject has no room for a spec, nor for the null that removes a field.
+  const patch = {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'IPAddressClaim',
+    metadata: { name: op.name, namespace: op.namespace, resourceVersion: claim.metadata.resourceVersion },
+    spec: { [op.field]: value },
+  } as k8s.KubernetesObject;
+  await platform.admin.objects.patch(patch, undefined, undefined, 'histories', undefined, k8s.PatchStrategy.MergePatch);
+  return `ok: spec.${op.field} set to ${JSON.stringify(value)} (it should have been refused)`;
 }
 
 /** `HTTP 409 AlreadyExists: <message>`, or the first line of a connection error. */

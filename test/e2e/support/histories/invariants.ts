@@ -17,10 +17,21 @@
  *   6  no claim is left unbound while its class has room for every family it still misses
  *   7  nothing is left half-done: no claim or address stays mid-deletion or without a phase
  *      (the controllers keep up; a stalled one shows here first)
+ *   8  one IP, one binding: of the IPAddresses of one IP (compared as an address, so
+ *      ::ffff:a.b.c.d is a.b.c.d) the earliest (creationTimestamp, then name) is its address and
+ *      every later one a duplicate, in Conflict, never Bound nor listed on a claim; no two of one
+ *      IP are both out of Conflict or both listed, and no IP is listed by two claims
+ *   9  MetalLB's pools never overlap, within one pool or between two (MetalLB would refuse its
+ *      whole configuration): a class whose ranges overlap, its own or another's, gets no pool
+ *  10  a spec edit of a claim (className, family, addressName) is refused with 422 naming the
+ *      field: judged on the operation's outcome, not on a snapshot
+ *
+ * A duplicate holds no reservation (its IP is its address's): 3 and 4 do not judge it.
  */
-import { familyOf, parseRange, rangeContains, type Family, type IpRange } from '../../../../api/ip.js';
+import { familyOf, parseRange, rangeContains, rangesOverlap, type Family, type IpRange } from '../../../../api/ip.js';
 import { requestedFamilies } from '../../../../api/v1alpha1/index.js';
 import { ordinal } from './order.js';
+import type { Operation } from './operations.js';
 import type { AddressView, ClaimView, ServiceView, Snapshot } from './snapshot.js';
 import { ADMIN_NAMESPACE } from './world.js';
 
@@ -32,6 +43,9 @@ export const INVARIANTS = {
   5: 'a Released address stays Released, carried only by its hold',
   6: 'no claim waits while its class has room',
   7: 'nothing is left half-done',
+  8: 'one IP, one binding: a duplicate IPAddress is never Bound or listed',
+  9: "MetalLB's pools never overlap",
+  10: "a claim's spec edit is refused",
 } as const;
 export type InvariantId = keyof typeof INVARIANTS;
 
@@ -81,7 +95,12 @@ interface Ledger {
   readonly claimByName: ReadonlyMap<string, ClaimView>;
   /** IPs the admin's hand-pinned Services carry. */
   readonly stolen: ReadonlySet<string>;
+  /** Names of the IPAddresses that are not the address of their IP: a later one of the same IP. */
+  readonly duplicates: ReadonlySet<string>;
 }
+
+/** Of two IPAddresses of one IP, the earlier (creationTimestamp, then name) first. */
+const earlierFirst = (a: AddressView, b: AddressView) => ordinal(a.created, b.created) || ordinal(a.name, b.name);
 
 function ledgerOf(snapshot: Snapshot): Ledger {
   const ranges = new Map<string, IpRange[]>();
@@ -99,6 +118,12 @@ function ledgerOf(snapshot: Snapshot): Ledger {
     addressByIp.set(a.ip, [...(addressByIp.get(a.ip) ?? []), a]);
   }
   const stolen = new Set(snapshot.services.filter(isAdmin).flatMap((s) => s.ingress));
+  const duplicates = new Set<string>();
+  for (const [ip, same] of addressByIp) {
+    if (familyOf(ip) && same.length > 1) {
+      [...same].sort(earlierFirst).slice(1).forEach((a) => duplicates.add(a.name));
+    }
+  }
   return {
     snapshot,
     ranges,
@@ -107,6 +132,7 @@ function ledgerOf(snapshot: Snapshot): Ledger {
     claimByUid: new Map(snapshot.claims.map((c) => [c.uid, c])),
     claimByName: new Map(snapshot.claims.map((c) => [`${c.namespace}/${c.name}`, c])),
     stolen,
+    duplicates,
   };
 }
 
@@ -137,6 +163,8 @@ export function checkInvariants(snapshot: Snapshot, released: ReleasedMemory): V
     ...releasedStays(ledger, released),
     ...noWaitingWithRoom(ledger),
     ...nothingHalfDone(ledger),
+    ...oneBindingPerIp(ledger),
+    ...poolsApart(ledger),
   ];
 }
 
@@ -201,8 +229,8 @@ function carrierProblem(ledger: Ledger, a: AddressView, s: ServiceView): string 
 
 function* carriedOnce(ledger: Ledger): Generator<Violation> {
   for (const a of ledger.snapshot.addresses) {
-    if (a.deleting || a.phase === 'Lost' || ledger.stolen.has(a.ip)) {
-      continue; // a stolen address is judged by invariant 4
+    if (a.deleting || a.phase === 'Lost' || ledger.stolen.has(a.ip) || ledger.duplicates.has(a.name)) {
+      continue; // a stolen address is judged by invariant 4, a duplicate by 8
     }
     const carriers = ledger.carriers.get(a.ip) ?? [];
     if (carriers.length === 0) {
@@ -252,7 +280,7 @@ function* noneOutsideBooks(ledger: Ledger): Generator<Violation> {
     }
   }
   for (const a of ledger.snapshot.addresses) {
-    if (a.phase === 'Conflict' && !a.deleting && !ledger.stolen.has(a.ip)) {
+    if (a.phase === 'Conflict' && !a.deleting && !ledger.stolen.has(a.ip) && !ledger.duplicates.has(a.name)) {
       const thieves = (ledger.carriers.get(a.ip) ?? []).filter((s) => !s.placeholder && carrierProblem(ledger, a, s) !== undefined);
       if (thieves.length === 0) {
         yield { invariant: 4, object: addressObject(a), detail: 'Conflict, but no Service carries its IP without authorization' };
@@ -329,4 +357,88 @@ function* nothingHalfDone(ledger: Ledger): Generator<Violation> {
       yield { invariant: 7, object: addressObject(a), detail: `has no phase (claimRef ${a.claimRef ? `${a.claimRef.namespace}/${a.claimRef.name}` : 'none'})` };
     }
   }
+}
+
+function* oneBindingPerIp(ledger: Ledger): Generator<Violation> {
+  const listedBy = new Map<string, string[]>();
+  for (const c of ledger.snapshot.claims) {
+    for (const name of c.addresses) {
+      listedBy.set(name, [...(listedBy.get(name) ?? []), `${c.namespace}/${c.name}`]);
+    }
+  }
+  const byName = new Map(ledger.snapshot.addresses.map((a) => [a.name, a]));
+  const claimsOfIp = new Map<string, Set<string>>();
+  for (const [name, claims] of listedBy) {
+    const ip = byName.get(name)?.ip ?? `(IPAddress ${name}, gone)`;
+    claimsOfIp.set(ip, new Set([...(claimsOfIp.get(ip) ?? []), ...claims]));
+  }
+  for (const [ip, claims] of [...claimsOfIp].sort(([a], [b]) => ordinal(a, b))) {
+    if (claims.size > 1) {
+      yield { invariant: 8, object: `IP ${ip}`, detail: `listed by claims ${[...claims].sort().join(' and ')}` };
+    }
+  }
+  for (const [ip, same] of [...ledger.addressByIp].sort(([a], [b]) => ordinal(a, b))) {
+    if (!familyOf(ip) || same.length < 2) {
+      continue;
+    }
+    const [first, ...later] = [...same].sort(earlierFirst);
+    const outOfConflict = same.filter((a) => a.phase !== 'Conflict');
+    if (outOfConflict.length > 1) {
+      yield { invariant: 8, object: `IP ${ip}`, detail: `bound twice: ${outOfConflict.length} IPAddresses of it are out of Conflict: ${outOfConflict.map((a) => `${a.name} (${a.phase ?? 'no phase'})`).join(' and ')}` };
+    }
+    const listed = same.filter((a) => listedBy.has(a.name));
+    if (listed.length > 1) {
+      yield { invariant: 8, object: `IP ${ip}`, detail: `bound twice: ${listed.length} IPAddresses of it are listed by claims: ${listed.map((a) => `${a.name} (by ${listedBy.get(a.name)!.join(', ')})`).join(' and ')}` };
+    }
+    for (const d of later.filter((a) => !a.deleting)) {
+      const wrong = [
+        ...(d.phase !== 'Conflict' ? [`is ${d.phase ?? 'without phase'}, not Conflict`] : []),
+        ...(listedBy.has(d.name) ? [`is listed by ${listedBy.get(d.name)!.join(', ')}`] : []),
+      ];
+      if (wrong.length > 0) {
+        yield { invariant: 8, object: addressObject(d), detail: `duplicates ${first!.name}, which has ${ip} first, yet it ${wrong.join(' and ')}` };
+      }
+    }
+  }
+}
+
+function* poolsApart(ledger: Ledger): Generator<Violation> {
+  const pools = ledger.snapshot.pools.map((p) => ({
+    name: p.name,
+    ranges: p.addresses.flatMap((text) => {
+      const range = parseRange(text);
+      return typeof range === 'string' ? [] : [{ text, range }];
+    }),
+  }));
+  for (const [i, p] of pools.entries()) {
+    for (const [j, a] of p.ranges.entries()) {
+      for (const b of p.ranges.slice(j + 1)) {
+        if (rangesOverlap(a.range, b.range)) {
+          yield { invariant: 9, object: `IPAddressPool ${p.name}`, detail: `its own ranges ${a.text} and ${b.text} overlap` };
+        }
+      }
+    }
+    for (const q of pools.slice(i + 1)) {
+      const clash = p.ranges.flatMap((a) => q.ranges.filter((b) => rangesOverlap(a.range, b.range)).map((b) => `${a.text} and ${b.text}`));
+      if (clash.length > 0) {
+        yield { invariant: 9, object: `IPAddressPool ${p.name}`, detail: `overlaps IPAddressPool ${q.name}: ${clash.join(', ')}` };
+      }
+    }
+  }
+}
+
+/**
+ * Invariant 10, on what the apiserver answered an operation: a claim's spec edit must be refused
+ * with 422 naming the field. A skipped edit, a claim that is gone (404) or changed meanwhile (409),
+ * and a request that never got an answer say nothing either way.
+ */
+export function checkOutcome(op: Operation, outcome: string): Violation | undefined {
+  if (op.kind !== 'editClaim' || outcome.startsWith('skipped') || outcome.startsWith('error:') || /^HTTP (404|409)\b/.test(outcome)) {
+    return undefined;
+  }
+  const field = `spec.${op.field}`;
+  if (outcome.startsWith('HTTP 422') && outcome.includes(field)) {
+    return undefined;
+  }
+  return { invariant: 10, object: `IPAddressClaim ${op.namespace}/${op.name}`, detail: `the ${field} edit was answered "${outcome}", not refused with 422 naming ${field}` };
 }

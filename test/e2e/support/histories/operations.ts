@@ -5,11 +5,14 @@
  * operations on every run. What the cluster makes of them is what is tested.
  */
 import type { Rng } from './prng.js';
-import { CLAIM_NAMES, CLASSES, MISSING_CLAIM, SERVICE_NAMES, TENANTS, type ClaimFamily } from './world.js';
+import { BAD_CLASS_NAMES, BAD_CLASS_SHAPES, badClassAddresses, CLAIM_NAMES, CLASSES, MISSING_CLAIM, SERVICE_NAMES, TENANTS, type BadClassShape, type ClaimFamily } from './world.js';
 
 /** How a Service asks for ClusterIP families: v4/v6 SingleStack, dual RequireDualStack, prefer-dual PreferDualStack. */
 export type Stack = 'v4' | 'v6' | 'dual' | 'prefer-dual';
 export type Victim = 'core' | 'driver';
+/** The fields of a claim's spec that are immutable once set (the PersistentVolumeClaim rules). */
+export type ClaimField = 'className' | 'family' | 'addressName';
+export const CLAIM_FIELDS: readonly ClaimField[] = ['className', 'family', 'addressName'];
 
 export type Operation =
   | { readonly kind: 'createClaim'; readonly namespace: string; readonly name: string; readonly className: string; readonly family: ClaimFamily }
@@ -25,6 +28,16 @@ export type Operation =
   | { readonly kind: 'adminUnpin'; readonly name: string }
   /** The `pick`-th Released IPAddress (by name), if any, is deleted by the admin (recycling a Retain class). */
   | { readonly kind: 'adminDeleteReleased'; readonly pick: number }
+  /** An admin's mistake: a class whose own ranges overlap (world.ts, `badClassAddresses`). */
+  | { readonly kind: 'createBadClass'; readonly name: string; readonly shape: BadClassShape; readonly pick: number }
+  | { readonly kind: 'deleteBadClass'; readonly name: string }
+  /**
+   * An admin's mistake: an IPAddress of the IP of the `pick`-th recorded IPAddress (by name) when the
+   * operation runs, of its class, bound to nothing; an IPv4 one spelled ::ffff:a.b.c.d if `mapped`.
+   */
+  | { readonly kind: 'duplicateAddress'; readonly name: string; readonly pick: number; readonly mapped: boolean }
+  /** An admin's mistake: a spec edit of a claim the apiserver must refuse (the value is `pick`-th of those it may not take). */
+  | { readonly kind: 'editClaim'; readonly namespace: string; readonly name: string; readonly field: ClaimField; readonly pick: number }
   | { readonly kind: 'kill'; readonly victim: Victim }
   | { readonly kind: 'restartApiserver' };
 
@@ -52,6 +65,14 @@ export function describeOperation(op: Operation): string {
       return `admin deletes Service ${op.name}`;
     case 'adminDeleteReleased':
       return `admin deletes Released address #${op.pick}`;
+    case 'createBadClass':
+      return `admin creates class ${op.name} whose ranges overlap (${badClassAddresses(op.name, op.shape, op.pick).join(', ')})`;
+    case 'deleteBadClass':
+      return `admin deletes class ${op.name}`;
+    case 'duplicateAddress':
+      return `admin creates IPAddress ${op.name}, a duplicate of recorded address #${op.pick}${op.mapped ? ' (an IPv4 one spelled ::ffff:a.b.c.d)' : ''}`;
+    case 'editClaim':
+      return `admin edits spec.${op.field} of claim ${op.namespace}/${op.name} (must be refused)`;
     case 'kill':
       return `kill -9 the ${op.victim}, then start it again`;
     case 'restartApiserver':
@@ -64,10 +85,20 @@ export class Model {
   readonly claims = new Map<string, { family: ClaimFamily }>();
   readonly services = new Map<string, { claim?: string; type: 'LoadBalancer' | 'ClusterIP' }>();
   readonly adminPins = new Set<string>();
+  readonly badClasses = new Set<string>();
   private pins = 0;
+  private twins = 0;
 
   nextPinName(): string {
     return `pin-${++this.pins}`;
+  }
+
+  /**
+   * `twin-<n>`: after `ip-…` in name order, so a duplicate made in the same second as the address it
+   * copies is still the later one (creationTimestamp, then name) and never takes a bound IP's place.
+   */
+  nextTwinName(): string {
+    return `twin-${++this.twins}`;
   }
 
   apply(op: Operation): void {
@@ -105,8 +136,14 @@ export class Model {
       case 'adminUnpin':
         this.adminPins.delete(op.name);
         break;
+      case 'createBadClass':
+        this.badClasses.add(op.name);
+        break;
+      case 'deleteBadClass':
+        this.badClasses.delete(op.name);
+        break;
       default:
-        break; // faults and recycling change nothing the generator draws from
+        break; // faults, recycling, duplicates and refused edits change nothing the generator draws from
     }
   }
 }
@@ -116,7 +153,8 @@ const split = (k: string) => k.split('/') as [string, string];
 
 /**
  * How likely each operation is (relative weights); the faults are rare on purpose. Creating is
- * nearly off while every name of its pool is held (it would only be refused).
+ * nearly off while every name of its pool is held (it would only be refused). The admin's mistakes
+ * are weighted among themselves only (`nextMistake`).
  */
 export const WEIGHTS = {
   createClaim: 14,
@@ -134,6 +172,10 @@ export const WEIGHTS = {
   killDriver: 1.5,
   killCore: 1.5,
   restartApiserver: 0.5,
+  createBadClass: 1,
+  deleteBadClass: 1,
+  duplicateAddress: 1.5,
+  editClaim: 2,
   /** Creating while no name of the pool is free. */
   createWhenFull: 0.5,
 } as const;
@@ -250,4 +292,46 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
     case 'restartApiserver':
       return { kind: 'restartApiserver' };
   }
+}
+
+/** How often an admin's mistake follows a tenant's operation (about one in fourteen). */
+export const MISTAKE_CHANCE = 0.07;
+
+/**
+ * An admin's mistake to make after the operation just drawn, or none: drawn
+ * from a PRNG of its own (the runner's), so a seed's tenant operations are the
+ * very ones they were before mistakes were added, and only the mistakes come
+ * between them. Notes it in the model (which the tenants' draws never read).
+ */
+export function nextMistake(rng: Rng, model: Model): Operation | undefined {
+  if (!rng.chance(MISTAKE_CHANCE)) {
+    return undefined;
+  }
+  const w = WEIGHTS;
+  const claims = [...model.claims.keys()].sort();
+  const kind = rng.weighted([
+    ['createBadClass', model.badClasses.size < BAD_CLASS_NAMES.length ? w.createBadClass : 0],
+    ['deleteBadClass', model.badClasses.size ? w.deleteBadClass : 0],
+    ['duplicateAddress', w.duplicateAddress],
+    ['editClaim', claims.length ? w.editClaim : 0],
+  ] as const);
+  let op: Operation;
+  switch (kind) {
+    case 'createBadClass':
+      op = { kind: 'createBadClass', name: rng.pick(BAD_CLASS_NAMES.filter((n) => !model.badClasses.has(n))), shape: rng.pick(BAD_CLASS_SHAPES), pick: rng.int(1 << 16) };
+      break;
+    case 'deleteBadClass':
+      op = { kind: 'deleteBadClass', name: rng.pick([...model.badClasses].sort()) };
+      break;
+    case 'duplicateAddress':
+      op = { kind: 'duplicateAddress', name: model.nextTwinName(), pick: rng.int(1 << 16), mapped: rng.chance(0.5) };
+      break;
+    case 'editClaim': {
+      const [namespace, name] = split(rng.pick(claims));
+      op = { kind: 'editClaim', namespace, name, field: rng.pick(CLAIM_FIELDS), pick: rng.int(1 << 16) };
+      break;
+    }
+  }
+  model.apply(op);
+  return op;
 }

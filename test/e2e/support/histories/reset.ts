@@ -1,18 +1,18 @@
 /**
  * Between histories: delete every Service, claim and address the history
- * made, the way a user would, and wait for the controllers to take it all
- * down. What does not go away in time is a leak and is reported; it is then
+ * made, and the classes an admin made by mistake, the way a user would, and
+ * wait for the controllers to take it all down. What does not go away in time is a leak and is reported; it is then
  * removed by force (finalizers stripped) so the next history starts clean.
  */
 import * as k8s from '@kubernetes/client-node';
 import { crd, PLACEHOLDERS, type Cr, type Platform } from '../platform.js';
 import { GROUP, VERSION } from '../kube.js';
-import { ADMIN_NAMESPACE, TENANTS } from './world.js';
+import { ADMIN_NAMESPACE, CLASSES, TENANTS } from './world.js';
 import { seconds, sleep } from './time.js';
 
 const USER_NAMESPACES = [...TENANTS, ADMIN_NAMESPACE];
 
-async function leftovers(platform: Platform): Promise<{ services: string[]; claims: Cr[]; addresses: Cr[]; placeholders: string[] }> {
+async function leftovers(platform: Platform): Promise<{ services: string[]; claims: Cr[]; addresses: Cr[]; placeholders: string[]; classes: string[] }> {
   const { admin } = platform;
   const services: string[] = [];
   for (const namespace of USER_NAMESPACES) {
@@ -21,7 +21,10 @@ async function leftovers(platform: Platform): Promise<{ services: string[]; clai
   const claims = ((await admin.custom.listClusterCustomObject(crd('ipaddressclaims'))) as { items: Cr[] }).items;
   const addresses = ((await admin.custom.listClusterCustomObject(crd('ipaddresses'))) as { items: Cr[] }).items;
   const placeholders = (await admin.core.listNamespacedService({ namespace: PLACEHOLDERS })).items.map((s) => s.metadata!.name!);
-  return { services, claims, addresses, placeholders };
+  // The world's classes stay; any other is an admin's mistake of the history.
+  const world = new Set(CLASSES.map((c) => c.name));
+  const classes = ((await admin.custom.listClusterCustomObject(crd('ipaddressclasses'))) as { items: Cr[] }).items.map((c) => c.metadata.name!).filter((n) => !world.has(n));
+  return { services, claims, addresses, placeholders, classes };
 }
 
 const ignoreGone = (call: Promise<unknown>) => call.catch(() => undefined);
@@ -37,6 +40,9 @@ export async function resetWorld(platform: Platform, waitMs: number): Promise<st
   for (const c of left.claims) {
     await ignoreGone(admin.custom.deleteNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: c.metadata.namespace!, name: c.metadata.name! }));
   }
+  for (const name of left.classes) {
+    await ignoreGone(admin.custom.deleteClusterCustomObject({ ...crd('ipaddressclasses'), name }));
+  }
   // Claims first: an address is deletable once its claim is gone (Released under Retain).
   const deadline = Date.now() + waitMs;
   while (Date.now() < deadline && (left = await leftovers(platform)).claims.length > 0) {
@@ -45,7 +51,7 @@ export async function resetWorld(platform: Platform, waitMs: number): Promise<st
   for (const a of left.addresses) {
     await ignoreGone(admin.custom.deleteClusterCustomObject({ ...crd('ipaddresses'), name: a.metadata.name! }));
   }
-  const empty = (l: typeof left) => l.services.length + l.claims.length + l.addresses.length + l.placeholders.length === 0;
+  const empty = (l: typeof left) => l.services.length + l.claims.length + l.addresses.length + l.placeholders.length + l.classes.length === 0;
   while (Date.now() < deadline && !empty((left = await leftovers(platform)))) {
     if (left.claims.length === 0) {
       for (const a of left.addresses.filter((a) => !a.metadata.deletionTimestamp)) {
@@ -62,6 +68,7 @@ export async function resetWorld(platform: Platform, waitMs: number): Promise<st
     ...left.claims.map((c) => `IPAddressClaim ${c.metadata.namespace}/${c.metadata.name} (finalizers ${c.metadata.finalizers?.join(', ') || 'none'})`),
     ...left.addresses.map((a) => `IPAddress ${a.metadata.name} (${a.status?.phase ?? 'no phase'}, finalizers ${a.metadata.finalizers?.join(', ') || 'none'})`),
     ...left.placeholders.map((p) => `placeholder ${PLACEHOLDERS}/${p}`),
+    ...left.classes.map((c) => `IPAddressClass ${c}`),
   ].map((what) => `${what} still there ${seconds(waitMs)} after the cleanup began`);
   await forceEmpty(platform, left);
   return leaks;
@@ -89,6 +96,9 @@ async function forceEmpty(platform: Platform, left: Awaited<ReturnType<typeof le
   for (const s of left.services) {
     const [namespace, name] = s.split('/') as [string, string];
     await ignoreGone(admin.core.deleteNamespacedService({ namespace, name }));
+  }
+  for (const name of left.classes) {
+    await ignoreGone(admin.custom.deleteClusterCustomObject({ ...crd('ipaddressclasses'), name }));
   }
   await sleep(2_000);
 }

@@ -5,8 +5,8 @@
  * The suite and the soak both run this.
  */
 import { applyOperation, type Target } from './apply.js';
-import { checkInvariants, ReleasedMemory, type Violation } from './invariants.js';
-import { describeOperation, isFault, Model, nextOperation } from './operations.js';
+import { checkInvariants, checkOutcome, ReleasedMemory, type Violation } from './invariants.js';
+import { describeOperation, isFault, Model, nextMistake, nextOperation } from './operations.js';
 import { Rng } from './prng.js';
 import { fingerprint, readSnapshot, type Snapshot } from './snapshot.js';
 import { seconds, sleep } from './time.js';
@@ -87,6 +87,8 @@ export async function runHistory(target: Target, options: HistoryOptions): Promi
   const rng = new Rng(options.seed);
   // Pauses from a PRNG of their own: the operations of a seed do not depend on the timing settings.
   const pauses = new Rng(options.seed ^ 0x5eed5eed);
+  // The admin's mistakes from a PRNG of their own too: a seed's tenant operations stay what they were.
+  const mistakes = new Rng(options.seed ^ 0x0badc1a5);
   const model = new Model();
   const released = new ReleasedMemory();
   const known = new Set<string>();
@@ -137,16 +139,33 @@ export async function runHistory(target: Target, options: HistoryOptions): Promi
       break;
     }
     const op = nextOperation(rng, model, { faults: options.faults });
-    const outcome = await applyOperation(target, op);
     report.operations = i;
-    const tally = (report.mix[op.kind] ??= { ran: 0, ok: 0 });
-    tally.ran++;
-    tally.ok += outcome.startsWith('ok') ? 1 : 0;
-    if (isFault(op)) {
-      report.faults++;
-      log(`operation ${i}: ${describeOperation(op)}: ${outcome}`);
+    // A tenant's operation, then (now and then) an admin's mistake right after it.
+    const slip = nextMistake(mistakes, model);
+    let refusedWrongly = false;
+    for (const each of slip ? [op, slip] : [op]) {
+      const outcome = await applyOperation(target, each);
+      const tally = (report.mix[each.kind] ??= { ran: 0, ok: 0 });
+      tally.ran++;
+      tally.ok += outcome.startsWith('ok') ? 1 : 0;
+      if (isFault(each)) {
+        report.faults++;
+        log(`operation ${i}: ${describeOperation(each)}: ${outcome}`);
+      }
+      note(i, `${describeOperation(each)} → ${outcome}`, isFault(each));
+      // An answer that is itself a violation (an edit the apiserver should have refused) counts at once.
+      const answered = checkOutcome(each, outcome);
+      if (answered && !known.has(subject(answered))) {
+        known.add(subject(answered));
+        report.violations.push({ ...answered, afterOperation: i, historyLength: report.history.length, persistedMs: 0 });
+        log(`operation ${i}: ${answered.detail}`);
+        refusedWrongly = true;
+      }
     }
-    note(i, `${describeOperation(op)} → ${outcome}`, isFault(op));
+    if (refusedWrongly && !options.keepGoing) {
+      report.stoppedEarly = `stopped at the first violation, after ${report.operations} operations`;
+      break;
+    }
     if (++sinceCheck >= options.checkEvery) {
       sinceCheck = 0;
       if (!(await checkpoint()) && !options.keepGoing) {

@@ -26,8 +26,10 @@ export interface ClaimView {
 export interface AddressView {
   readonly name: string;
   readonly uid: string;
-  /** Canonical text. */
+  /** Canonical text (the text as written where it is no IP). */
   readonly ip: string;
+  /** creationTimestamp: of two IPAddresses of one IP the earlier (then the smaller name) is its address. */
+  readonly created: string;
   readonly className: string;
   readonly deleting: boolean;
   readonly phase?: string;
@@ -55,12 +57,22 @@ export interface ClassView {
   readonly addresses: readonly string[];
 }
 
+/** An IPAddressPool in MetalLB's namespace, whoever wrote it. */
+export interface PoolView {
+  readonly name: string;
+  readonly addresses: readonly string[];
+}
+
 export interface Snapshot {
   readonly claims: readonly ClaimView[];
   readonly addresses: readonly AddressView[];
   readonly services: readonly ServiceView[];
   readonly classes: readonly ClassView[];
+  readonly pools: readonly PoolView[];
 }
+
+/** MetalLB's namespace on the e2e platform (startPlatform). */
+const METALLB_NAMESPACE = 'cozy-metallb';
 
 const canonical = (ip: string) => canonicalIp(ip) ?? ip;
 const byKey = <T extends { namespace?: string; name: string }>(a: T, b: T) =>
@@ -86,6 +98,7 @@ export function addressView(a: Cr): AddressView {
     name: a.metadata.name!,
     uid: a.metadata.uid!,
     ip: canonical(a.spec.address),
+    created: a.metadata.creationTimestamp ? new Date(a.metadata.creationTimestamp).toISOString() : '\uffff', // none: last, as the controllers order it
     className: a.spec.className,
     deleting: Boolean(a.metadata.deletionTimestamp),
     phase: a.status?.phase,
@@ -112,17 +125,19 @@ export function serviceView(s: k8s.V1Service): ServiceView {
 }
 
 export async function readSnapshot(admin: Platform['admin']): Promise<Snapshot> {
-  const [claims, addresses, classes, services] = await Promise.all([
+  const [claims, addresses, classes, services, pools] = await Promise.all([
     admin.custom.listClusterCustomObject(crd('ipaddressclaims')) as Promise<{ items: Cr[] }>,
     admin.custom.listClusterCustomObject(crd('ipaddresses')) as Promise<{ items: Cr[] }>,
     admin.custom.listClusterCustomObject(crd('ipaddressclasses')) as Promise<{ items: Cr[] }>,
     admin.core.listServiceForAllNamespaces(),
+    admin.custom.listNamespacedCustomObject({ group: 'metallb.io', version: 'v1beta1', namespace: METALLB_NAMESPACE, plural: 'ipaddresspools' }) as Promise<{ items: Cr[] }>,
   ]);
   return {
     claims: claims.items.map(claimView).sort(byKey),
     addresses: addresses.items.map(addressView).sort(byKey),
     services: services.items.map(serviceView).sort(byKey),
     classes: classes.items.map((c) => ({ name: c.metadata.name!, addresses: [...((c.spec.parameters?.addresses ?? []) as string[])] })).sort(byKey),
+    pools: pools.items.map((p) => ({ name: p.metadata.name!, addresses: [...((p.spec?.addresses ?? []) as string[])] })).sort(byKey),
   };
 }
 

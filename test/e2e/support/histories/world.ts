@@ -33,6 +33,44 @@ export const CLASSES: readonly HistoryClass[] = [
   { name: 'h-dual', addresses: ['203.0.113.16/29', '2001:db8::100/125'], reclaimPolicy: 'Retain', families: ['IPv4', 'IPv6', 'Dual'] },
 ];
 
+/**
+ * The classes an admin makes by mistake: never in CLASSES, so no claim is ever made in one. Each
+ * one's own ranges overlap, in one of three shapes (`badClassAddresses`).
+ */
+export const BAD_CLASS_NAMES = ['h-bad-1', 'h-bad-2'] as const;
+export type BadClassShape = 'cidrs' | 'range' | 'world';
+export const BAD_CLASS_SHAPES: readonly BadClassShape[] = ['cidrs', 'range', 'world'];
+
+/** For the `world` shape: a range of a class of the world, and an a-b range inside it. */
+const WORLD_OVERLAPS: readonly (readonly string[])[] = [
+  ['203.0.113.0/29', '203.0.113.2-203.0.113.3'], // h-v4
+  ['2001:db8::/125', '2001:db8::2-2001:db8::3'], // h-v6
+  ['203.0.113.16/29', '203.0.113.18-203.0.113.19'], // h-dual
+];
+
+/**
+ * What a bad class asks for:
+ *  - `cidrs`: two overlapping CIDRs, apart from every class of the world (each name in its own
+ *    slice of 192.0.2.0/24): the package's admission policy refuses it, and a driver that let it
+ *    through would make MetalLB refuse its whole configuration (the MetalLB pools invariant sees it);
+ *  - `range`: a CIDR and an a-b range inside it, apart likewise: admitted (CEL's cidr library cannot
+ *    read a range), the driver must refuse it (OverlappingRanges);
+ *  - `world`: the same inside a class of the world (the `pick`-th), which is older, has its pool
+ *    written and addresses bound: by the stable rule it keeps its pool, so the world's invariants
+ *    still hold, and a driver that gave the pool to the newcomer would make its addresses Lost.
+ */
+export function badClassAddresses(name: string, shape: BadClassShape, pick: number): string[] {
+  const base = BAD_CLASS_NAMES.indexOf(name as (typeof BAD_CLASS_NAMES)[number]) * 32;
+  switch (shape) {
+    case 'cidrs':
+      return [`192.0.2.${base}/28`, `192.0.2.${base + 8}/29`];
+    case 'range':
+      return [`192.0.2.${base}/28`, `192.0.2.${base + 8}-192.0.2.${base + 11}`];
+    case 'world':
+      return [...WORLD_OVERLAPS[pick % WORLD_OVERLAPS.length]!];
+  }
+}
+
 /** Tenant namespaces (fenced by the admission policy: `tenant-*`); startPlatform makes the first two. */
 export const TENANTS = ['tenant-a', 'tenant-b'] as const;
 /** Where the admin pins Services by hand: not a tenant namespace, so the fence does not apply. */
