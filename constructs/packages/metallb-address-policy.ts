@@ -23,11 +23,10 @@
  * An unchanged value always passes, so a tenant can still edit the rest of a
  * Service the driver pinned.
  */
-import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import { Construct } from 'constructs';
 import { IP_ADDRESS_CLAIM_ANNOTATION, METALLB_CARRIER_LABEL } from '../../api/v1alpha1/well-known.js';
 import { Helm, Pipeline, type HelmOperand } from '../helm/expr.js';
-import { templatedObject } from '../helm/templated-object.js';
+import { denyingPolicy } from './admission-policy.js';
 
 export const POLICY_NAME = 'cozystack-metallb-address-policy';
 
@@ -177,65 +176,52 @@ export interface MetallbAddressPolicyProps {
   readonly trustedCallers: TrustedCallerOperands;
 }
 
-const LABELS = { 'internal.cozystack.io/managed-by-cozystack': '' };
-
 export class MetallbAddressPolicy extends Construct {
   constructor(scope: Construct, id: string, props: MetallbAddressPolicyProps) {
     super(scope, id);
     const driver = driverUsername(props.driverNamespace, props.driverServiceAccount);
-    templatedObject<V1ValidatingAdmissionPolicy>(this, 'Policy', {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: POLICY_NAME, labels: LABELS },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [
-            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: [...FENCED_RESOURCES] },
-          ],
-        },
-        matchConditions: [TENANT_NAMESPACE_CONDITION, driverCondition(driver)],
-        variables: [
-          {
-            name: 'annotations',
-            expression: 'has(object.metadata.annotations) ? object.metadata.annotations : {}',
-          },
-          {
-            // CREATE has no oldObject: every annotation then counts as newly introduced.
-            name: 'oldAnnotations',
-            expression:
-              'oldObject != null && has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}',
-          },
-          { name: 'labels', expression: 'has(object.metadata.labels) ? object.metadata.labels : {}' },
-          {
-            name: 'oldLabels',
-            expression: 'oldObject != null && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}',
-          },
-          // spec.loadBalancerIP is fenced too: MetalLB v0.16.1 still assigns it
-          // (getDesiredLbIPs in controller/service.go falls back to
-          // svc.Spec.LoadBalancerIP when no loadBalancerIPs annotation is set),
-          // so it is a pin as good as the annotation.
-          { name: 'loadBalancerIP', expression: 'has(object.spec.loadBalancerIP) ? object.spec.loadBalancerIP : ""' },
-          {
-            name: 'oldLoadBalancerIP',
-            expression:
-              'oldObject != null && has(oldObject.spec.loadBalancerIP) ? oldObject.spec.loadBalancerIP : ""',
-          },
-          { name: 'externalIPs', expression: 'has(object.spec.externalIPs) ? object.spec.externalIPs : []' },
-          {
-            name: 'oldExternalIPs',
-            expression: 'oldObject != null && has(oldObject.spec.externalIPs) ? oldObject.spec.externalIPs : []',
-          },
-          ...trustedCallerVariables(driver, props.trustedCallers),
+    denyingPolicy(this, POLICY_NAME, {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: [...FENCED_RESOURCES] },
         ],
-        validations: [...FENCE_VALIDATIONS],
       },
-    });
-    templatedObject<V1ValidatingAdmissionPolicyBinding>(this, 'Binding', {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: POLICY_NAME, labels: LABELS },
-      spec: { policyName: POLICY_NAME, validationActions: ['Deny'] },
+      matchConditions: [TENANT_NAMESPACE_CONDITION, driverCondition(driver)],
+      variables: [
+        {
+          name: 'annotations',
+          expression: 'has(object.metadata.annotations) ? object.metadata.annotations : {}',
+        },
+        {
+          // CREATE has no oldObject: every annotation then counts as newly introduced.
+          name: 'oldAnnotations',
+          expression:
+            'oldObject != null && has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}',
+        },
+        { name: 'labels', expression: 'has(object.metadata.labels) ? object.metadata.labels : {}' },
+        {
+          name: 'oldLabels',
+          expression: 'oldObject != null && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {}',
+        },
+        // spec.loadBalancerIP is fenced too: MetalLB v0.16.1 still assigns it
+        // (getDesiredLbIPs in controller/service.go falls back to
+        // svc.Spec.LoadBalancerIP when no loadBalancerIPs annotation is set),
+        // so it is a pin as good as the annotation.
+        { name: 'loadBalancerIP', expression: 'has(object.spec.loadBalancerIP) ? object.spec.loadBalancerIP : ""' },
+        {
+          name: 'oldLoadBalancerIP',
+          expression:
+            'oldObject != null && has(oldObject.spec.loadBalancerIP) ? oldObject.spec.loadBalancerIP : ""',
+        },
+        { name: 'externalIPs', expression: 'has(object.spec.externalIPs) ? object.spec.externalIPs : []' },
+        {
+          name: 'oldExternalIPs',
+          expression: 'oldObject != null && has(oldObject.spec.externalIPs) ? oldObject.spec.externalIPs : []',
+        },
+        ...trustedCallerVariables(driver, props.trustedCallers),
+      ],
+      validations: [...FENCE_VALIDATIONS],
     });
   }
 }

@@ -11,14 +11,11 @@
  * driver, which checks every entry. The policy lives in the driver's package:
  * the core's CRD keeps `parameters` opaque, being every driver's.
  */
-import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
 import { Construct } from 'constructs';
 import { GROUP, METALLB_PROVISIONER, VERSION } from '../../api/v1alpha1/index.js';
-import { templatedObject } from '../helm/templated-object.js';
+import { denyingPolicy } from './admission-policy.js';
 
 export const CLASS_POLICY_NAME = 'cozystack-metallb-class-ranges';
-
-const LABELS = { 'internal.cozystack.io/managed-by-cozystack': '' };
 
 /** How many CIDR entries share an address with `a` (itself included): 1 means none other does. */
 const overlapCount = (a: string) => `variables.cidrs.filter(b, cidr(${a}).containsCIDR(cidr(b)) || cidr(b).containsCIDR(cidr(${a}))).size()`;
@@ -37,33 +34,22 @@ export const CLASS_POLICY_VALIDATIONS = [
 export class MetallbClassPolicy extends Construct {
   constructor(scope: Construct, id: string) {
     super(scope, id);
-    templatedObject<V1ValidatingAdmissionPolicy>(this, 'Policy', {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name: CLASS_POLICY_NAME, labels: LABELS },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [{ apiGroups: [GROUP], apiVersions: [VERSION], operations: ['CREATE', 'UPDATE'], resources: ['ipaddressclasses'] }],
-        },
-        matchConditions: [{ name: 'served-by-metallb-iad', expression: `object.spec.provisioner == ${JSON.stringify(METALLB_PROVISIONER)}` }],
-        variables: [
-          {
-            // parameters is opaque to the CRD: whatever is not a list of strings is the driver's to refuse.
-            name: 'entries',
-            expression:
-              'has(object.spec.parameters) && has(object.spec.parameters.addresses) && type(object.spec.parameters.addresses) == list ? object.spec.parameters.addresses : []',
-          },
-          { name: 'cidrs', expression: 'variables.entries.filter(e, type(e) == string && isCIDR(e))' },
-        ],
-        validations: CLASS_POLICY_VALIDATIONS.map((v) => ({ ...v })),
+    denyingPolicy(this, CLASS_POLICY_NAME, {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [{ apiGroups: [GROUP], apiVersions: [VERSION], operations: ['CREATE', 'UPDATE'], resources: ['ipaddressclasses'] }],
       },
-    });
-    templatedObject<V1ValidatingAdmissionPolicyBinding>(this, 'Binding', {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: CLASS_POLICY_NAME, labels: LABELS },
-      spec: { policyName: CLASS_POLICY_NAME, validationActions: ['Deny'] },
+      matchConditions: [{ name: 'served-by-metallb-iad', expression: `object.spec.provisioner == ${JSON.stringify(METALLB_PROVISIONER)}` }],
+      variables: [
+        {
+          // parameters is opaque to the CRD: whatever is not a list of strings is the driver's to refuse.
+          name: 'entries',
+          expression:
+            'has(object.spec.parameters) && has(object.spec.parameters.addresses) && type(object.spec.parameters.addresses) == list ? object.spec.parameters.addresses : []',
+        },
+        { name: 'cidrs', expression: 'variables.entries.filter(e, type(e) == string && isCIDR(e))' },
+      ],
+      validations: CLASS_POLICY_VALIDATIONS.map((v) => ({ ...v })),
     });
   }
 }

@@ -1,0 +1,23 @@
+/** A ValidatingAdmissionPolicy and the binding that makes it deny, under one name: how each of the package's policies is installed. */
+import type { V1ValidatingAdmissionPolicy, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+import type { Construct } from 'constructs';
+import type { Templated } from '../helm/expr.js';
+import { templatedObject } from '../helm/templated-object.js';
+
+/** As Cozystack labels the objects it manages. */
+const LABELS = { 'internal.cozystack.io/managed-by-cozystack': '' };
+
+export function denyingPolicy(scope: Construct, name: string, spec: Templated<NonNullable<V1ValidatingAdmissionPolicy['spec']>>): void {
+  templatedObject<V1ValidatingAdmissionPolicy>(scope, 'Policy', {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name, labels: LABELS },
+    spec,
+  });
+  templatedObject<V1ValidatingAdmissionPolicyBinding>(scope, 'Binding', {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name, labels: LABELS },
+    spec: { policyName: name, validationActions: ['Deny'] },
+  });
+}
