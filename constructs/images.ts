@@ -47,7 +47,7 @@ export const IMAGES = {
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:f237f81ed3e82509736758e517288fb07a89ec7453303e5615dfbf1c8e956fae',
+    digest: 'sha256:d034d11d171e7ebacb7b6a9e271126ba479fa1bc5c2736dd440bea144b72910d',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -4,7 +4,7 @@
  * reconcilers see only this interface.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, ipIndexKeys, IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, resolvedClassName,
+import { ADDRESS_BY_CANONICAL_IP, CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, ipIndexKeys, IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, resolvedClassName,
   GROUP,
   VERSION,
   type IPAddress,
@@ -12,7 +12,6 @@ import { CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, ipIndexKeys, I
   type IPAddressClass,
 } from '../../api/v1alpha1/index.js';
 import { canonicalIp } from '../../api/ip.js';
-import { ADDRESS_BY_CANONICAL_IP } from '../../api/v1alpha1/index.js';
 import { informerOf, type Informer } from '../runtime/informer.js';
 import { ignoreNotFound, isNotFound, type KubeObject } from '../runtime/kube.js';
 import { ResourceClient, type RestClient } from '../runtime/rest.js';
