@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:c4da992c77c3365dbec31201c4b1c228b420875e6d4941e3fea169eec04bbc23',
+    digest: 'sha256:4245c041184d6cc141c660c2b1077deafc0d37d4511cafa6fdf0ced23de86d31',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:d034d11d171e7ebacb7b6a9e271126ba479fa1bc5c2736dd440bea144b72910d',
+    digest: 'sha256:c28f0a5803ad20f6a6a7f335de800a727721a3983a44bf38c9a8bcf7c1b4763a',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -23,13 +23,22 @@ export function ipIndexKeys(address: IPAddress): string[] {
 export const UNIQUE_CONDITION = 'Unique';
 export const UNIQUE_REASON = { unique: 'Unique', duplicateIP: 'DuplicateIP' } as const;
 
-const createdAt = (a: IPAddress) => {
+/** What the order below reads of an object: its name and when it was created. */
+interface Dated {
+  readonly metadata: { readonly name?: string; readonly creationTimestamp?: Date | string };
+}
+
+const createdAt = (a: Dated) => {
   const t = new Date(a.metadata.creationTimestamp ?? '').getTime();
   return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
 };
 
-/** Whether `a` comes before `b` for one IP: created earlier, then the smaller name. */
-export function precedes(a: IPAddress, b: IPAddress): boolean {
+/**
+ * Whether `a` comes first: created earlier, then the smaller name (one not yet
+ * stored, without a time, comes last). The stable order of every "the earlier
+ * keeps it" rule: an IP's IPAddresses here, overlapping classes in the driver.
+ */
+export function precedes(a: Dated, b: Dated): boolean {
   const x = createdAt(a);
   const y = createdAt(b);
   return x !== y ? x < y : (a.metadata.name ?? '') < (b.metadata.name ?? '');

@@ -3,7 +3,7 @@
  * IPAddressPool it takes over (`spec.parameters.pool`, docs/adoption.md); and whether an address
  * still lies in it.
  */
-import type { IPAddress, IPAddressClass } from '../../api/v1alpha1/index.js';
+import { precedes, type IPAddress, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import { isDnsLabel } from '../../api/names.js';
 import { parseRange, rangeContains, rangesOverlap, type IpRange } from '../../api/ip.js';
 import { poolName } from './names.js';
@@ -175,16 +175,6 @@ export interface OverlapSide {
   readonly written: readonly RangeEntry[];
 }
 
-/** Whether `a` is the older class: created earlier, then the smaller name (a class without a time counts as newest). */
-export function olderClass(a: IPAddressClass, b: IPAddressClass): boolean {
-  const at = (c: IPAddressClass) => {
-    const t = new Date(c.metadata.creationTimestamp ?? '').getTime();
-    return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
-  };
-  const [x, y] = [at(a), at(b)];
-  return x !== y ? x < y : (a.metadata.name ?? '') < (b.metadata.name ?? '');
-}
-
 /**
  * Which of two classes whose desired ranges overlap keeps them (docs/driver.md,
  * "The class"): the one whose pool as written already holds part of the
@@ -199,5 +189,5 @@ export function overlapKeeper(mine: OverlapSide, theirs: OverlapSide): { readonl
   if (mineHolds !== theirsHolds) {
     return { keeper: mineHolds ? 'mine' : 'theirs', holds: true };
   }
-  return { keeper: olderClass(mine.ipClass, theirs.ipClass) ? 'mine' : 'theirs', holds: mineHolds };
+  return { keeper: precedes(mine.ipClass, theirs.ipClass) ? 'mine' : 'theirs', holds: mineHolds };
 }
