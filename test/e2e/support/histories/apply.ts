@@ -5,6 +5,7 @@
  * often ask for what cannot be done. Only a fault that cannot be carried out
  * (a controller that does not start again) throws.
  */
+import { readFileSync, statSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { canonicalIp, familyOf } from '../../../../api/ip.js';
 import { GROUP, VERSION } from '../kube.js';
@@ -46,6 +47,52 @@ function mergePatch(platform: Platform, namespace: string, name: string, patch: 
 const byName = (a: Cr, b: Cr) => ordinal(a.metadata.name!, b.metadata.name!);
 const listAddresses = async (platform: Platform) =>
   ((await platform.admin.custom.listClusterCustomObject(crd('ipaddresses'))) as { items: Cr[] }).items.filter((a) => !a.metadata.deletionTimestamp).sort(byName);
+
+/** A ClusterIP Service MetalLB reconciles like any other (it filters none) and never assigns: the restart's probe. */
+const PROBE = { namespace: 'default', name: 'histories-metallb-probe' };
+/** How long MetalLB may take to come back after an apiserver restart before the history goes on anyway. */
+const METALLB_RESUME_MS = 180_000;
+
+/**
+ * Waits until MetalLB's controller reconciles again after an apiserver
+ * restart: it is told of a change to the probe Service and its log says so.
+ * Its client reconnects with a backoff that grows when restarts come close
+ * together (a seed with four restarts in five minutes saw it silent for 14,
+ * 26, 72 and more than 85 s), longer than a checkpoint lets the ledger settle;
+ * the driver cannot undo what MetalLB has not yet looked at, so the history
+ * waits for MetalLB, as an operator would, rather than judge MetalLB's pause.
+ */
+async function metallbResumed(platform: Platform): Promise<string> {
+  const started = Date.now();
+  const offset = statSync(platform.metallb.logFile).size;
+  const needle = `"start reconcile":"${PROBE.namespace}/${PROBE.name}"`;
+  let touched = false;
+  while (Date.now() - started < METALLB_RESUME_MS) {
+    if (!touched) {
+      touched = await touchProbe(platform, String(started)).then(() => true, () => false); // the apiserver may still be settling
+    }
+    if (touched && readFileSync(platform.metallb.logFile).subarray(offset).toString('utf8').includes(needle)) {
+      return `MetalLB reconciling again after ${((Date.now() - started) / 1000).toFixed(1)} s`;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  return `MetalLB still silent ${METALLB_RESUME_MS / 1000} s after the restart`;
+}
+
+async function touchProbe(platform: Platform, stamp: string): Promise<void> {
+  const annotations = { 'histories.e2e/probe': stamp };
+  try {
+    await platform.admin.core.createNamespacedService({
+      namespace: PROBE.namespace,
+      body: { metadata: { ...PROBE, annotations }, spec: { type: 'ClusterIP', ports: [{ port: 80, protocol: 'TCP' }] } },
+    });
+  } catch (error) {
+    if (!(error instanceof k8s.ApiException && error.code === 409)) {
+      throw error;
+    }
+    await mergePatch(platform, PROBE.namespace, PROBE.name, { annotations });
+  }
+}
 
 /** Applies the operation; the outcome is `ok`, `ok: <what>`, `skipped: <why>`, or the refusal. */
 export async function applyOperation(target: Target, op: Operation): Promise<string> {
@@ -138,7 +185,7 @@ async function run({ platform, controllers }: Target, op: Operation): Promise<st
       return `ok: ${await controllers.kill(op.victim)}`;
     case 'restartApiserver':
       await platform.cluster.restartApiserver();
-      return 'ok';
+      return `ok: ${await metallbResumed(platform)}`;
   }
 }
 
