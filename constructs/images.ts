@@ -47,7 +47,7 @@ export const IMAGES = {
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:c28f0a5803ad20f6a6a7f335de800a727721a3983a44bf38c9a8bcf7c1b4763a',
+    digest: 'sha256:45b9d12c9a976c0184165e8abb7d134893f24463be88f1d4b0fb186ca85f116d',
   },
 } as const satisfies Record<string, ImagePin>;
 

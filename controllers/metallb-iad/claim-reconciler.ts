@@ -40,6 +40,7 @@ import { familyExhausted } from './class-books.js';
 import type { DriverStore, MetallbObject } from './store.js';
 import { deepEqual } from '../runtime/equal.js';
 import { CLASS_CONDITION } from './class-status.js';
+import { classChanged } from './class-reconciler.js';
 import { ensureHold } from './holds.js';
 
 /** While MetalLB has not answered, look again even without an event. */
@@ -462,8 +463,7 @@ export const classChangedForClaims = (previous: IPAddressClass, next: IPAddressC
   const ready = (c: IPAddressClass): Condition | undefined => c.status?.conditions?.find((x) => x.type === CLASS_CONDITION.backendReady);
   const [p, n] = [ready(previous), ready(next)];
   return (
-    previous.metadata.generation !== next.metadata.generation ||
-    previous.metadata.deletionTimestamp !== next.metadata.deletionTimestamp ||
+    classChanged(previous, next) ||
     p?.status !== n?.status ||
     p?.reason !== n?.reason ||
     p?.message !== n?.message

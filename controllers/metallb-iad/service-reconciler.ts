@@ -81,8 +81,8 @@ export class ServiceReconciler {
   private async detectConflicts(service: V1Service): Promise<void> {
     for (const ip of ingressIps(service)) {
       for (const address of this.store.addressesByIp(ip)) {
-        const duplicate = duplicateOf(address, this.store.addressesByIp(ip)) !== undefined; // the core's Conflict already
-        if (!address.spec.claimRef || authorizes(address, service) || address.status?.phase === 'Conflict' || duplicate) {
+        // A duplicate is the core's Conflict already; asked last, since the usual pass stops earlier.
+        if (!address.spec.claimRef || authorizes(address, service) || address.status?.phase === 'Conflict' || duplicateOf(address, this.store.addressesByIp(ip))) {
           continue;
         }
         await this.markConflict(address, service, ip);
