@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:4245c041184d6cc141c660c2b1077deafc0d37d4511cafa6fdf0ced23de86d31',
+    digest: 'sha256:8fe727f973fd1f7c903e577c03156e3baa04fe8622018e321f080f1c0b34e61d',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:45b9d12c9a976c0184165e8abb7d134893f24463be88f1d4b0fb186ca85f116d',
+    digest: 'sha256:0122935d5728a38e9bf80c258fbdf109037ee80abc3820071469de4dc1869313',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -24,3 +24,17 @@ export const METALLB_TEARDOWN_FINALIZER = `${METALLB_PROVISIONER}/teardown`;
  * no other Service. The driver's and the fence's contract: only the driver may set it in tenant namespaces.
  */
 export const METALLB_CARRIER_LABEL = `${METALLB_PROVISIONER}/carrier`;
+
+/**
+ * Annotations MetalLB reads to choose an address or pool for a Service. MetalLB v0.16.1 (the
+ * version Cozystack vendors) still honours the deprecated `metallb.universe.tf/` spellings:
+ * controller/service.go reads both through `valueForAnnotation`. The fence refuses them to
+ * tenants; on a Service naming a claim they are the driver's alone (it pins the first and drops
+ * the others, which a copying deputy may have brought along).
+ */
+export const METALLB_ADDRESS_ANNOTATIONS = [
+  'metallb.io/loadBalancerIPs',
+  'metallb.io/address-pool',
+  'metallb.universe.tf/loadBalancerIPs',
+  'metallb.universe.tf/address-pool',
+] as const;

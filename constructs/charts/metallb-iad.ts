@@ -43,6 +43,8 @@ export function metallbIadDefaults(image: ImagePin = IMAGES.metallbIad): Metallb
 export const METALLB_IAD_RULES: readonly RbacRule[] = [
   { apiGroup: '', resources: ['events'], verbs: ['create', 'patch'] },
   { apiGroup: '', resources: ['services'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
+  // The verdict on a Service naming a claim: the driver's Attached condition (docs/driver.md).
+  { apiGroup: '', resources: ['services/status'], verbs: ['update'] },
   { apiGroup: GROUP, resources: ['ipaddressclaims', 'ipaddressclasses'], verbs: ['get', 'list', 'watch'] },
   {
     apiGroup: GROUP,

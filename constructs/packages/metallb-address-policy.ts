@@ -24,26 +24,14 @@
  * Service the driver pinned.
  */
 import { Construct } from 'constructs';
-import { IP_ADDRESS_CLAIM_ANNOTATION, METALLB_CARRIER_LABEL } from '../../api/v1alpha1/well-known.js';
+import { IP_ADDRESS_CLAIM_ANNOTATION, METALLB_ADDRESS_ANNOTATIONS, METALLB_CARRIER_LABEL } from '../../api/v1alpha1/well-known.js';
 import { Helm, Pipeline, type HelmOperand } from '../helm/expr.js';
 import { denyingPolicy } from './admission-policy.js';
 
 export const POLICY_NAME = 'cozystack-metallb-address-policy';
 
-/**
- * Annotations MetalLB reads to choose an address or pool. MetalLB v0.16.1 (the
- * version Cozystack vendors; the e2e runs its controller) still honours the
- * deprecated `metallb.universe.tf/` spellings: controller/service.go reads both
- * through `valueForAnnotation(svc.Annotations, AnnotationLoadBalancerIPs,
- * DeprecatedAnnotationLoadBalancerIPs)` and likewise for address-pool, so both
- * prefixes stay fenced.
- */
-export const FENCED_ANNOTATIONS = [
-  'metallb.io/loadBalancerIPs',
-  'metallb.io/address-pool',
-  'metallb.universe.tf/loadBalancerIPs',
-  'metallb.universe.tf/address-pool',
-] as const;
+/** MetalLB's address-choosing annotations (api/v1alpha1/well-known.ts says why both spellings). */
+export const FENCED_ANNOTATIONS = METALLB_ADDRESS_ANNOTATIONS;
 
 /**
  * Every way Service metadata is written. The status strategy resets `spec` but
@@ -71,7 +59,7 @@ export const FENCED_LABELS = [METALLB_CARRIER_LABEL] as const;
  * matchCondition: the driver never reaches the validations at all.
  */
 export const FENCE_VALIDATIONS: readonly { expression: string; messageExpression: string; reason: 'Forbidden' }[] = [
-  ...FENCED_ANNOTATIONS.map((key) => keptOnly('annotation', key)),
+  ...FENCED_ANNOTATIONS.map((key) => ({ ...keptOnly('annotation', key, 'variables.copiedForClaim'), messageExpression: refusal(`the annotation ${key}`, copierHint()) })),
   ...FENCED_LABELS.map((key) => keptOnly('label', key)),
   {
     expression:
@@ -89,24 +77,46 @@ export const FENCE_VALIDATIONS: readonly { expression: string; messageExpression
   },
 ];
 
-/** A metadata key that may only keep its old value, or go away, unless a trusted caller asks. */
-function keptOnly(what: 'annotation' | 'label', key: string) {
+/**
+ * A metadata key that may only keep its old value, or go away, unless a trusted caller asks (or
+ * `exempt`, a CEL variable, holds).
+ */
+function keptOnly(what: 'annotation' | 'label', key: string, exempt?: string) {
   const [now, before] = what === 'annotation' ? ['variables.annotations', 'variables.oldAnnotations'] : ['variables.labels', 'variables.oldLabels'];
   return {
     expression:
       `(!(${cel(key)} in ${now}) || (${cel(key)} in ${before} && ${before}[${cel(key)}] == ${now}[${cel(key)}]))` +
-      ' || variables.trustedCaller',
+      ' || variables.trustedCaller' +
+      (exempt ? ` || ${exempt}` : ''),
     messageExpression: refusal(`the ${what} ${key}`),
     reason: 'Forbidden' as const,
   };
 }
 
 /** The refusal: who asked, what, where, and who may (from the same variables the check reads). */
-function refusal(what: string): string {
+function refusal(what: string, more = ''): string {
   return (
     `request.userInfo.username + ${cel(` may not set or change ${what} on Services in namespace `)} + object.metadata.namespace + ` +
-    `": only " + variables.whoMay + ${cel(` may${hint()}`)}`
+    `": only " + variables.whoMay + ${cel(` may${hint()}${more}`)}`
   );
+}
+
+/** What a copying deputy is told: the same keys pass on a Service that names a claim. */
+function copierHint(): string {
+  return ' (a copying deputy, admissionPolicy.copyingDeputies, may bring it along on a Service that carries that annotation: the driver then chooses the address)';
+}
+
+/**
+ * Deputies that copy annotations they do not author onto Services in their own namespace: a
+ * tenant Kubernetes cluster's cloud-controller-manager (ServiceAccount `<release>-kccm`) copies
+ * every annotation of a Service inside that cluster. Refusing MetalLB's keys there would refuse
+ * the whole write, and the tenant's LoadBalancer would stay pending; on a Service that names a
+ * claim they are let through, since the driver owns them there (it pins the claim's address and
+ * drops the rest). Without a claim they are refused like anyone's (docs/driver.md, "Deputies").
+ */
+export interface CopyingDeputyOperands {
+  /** ServiceAccount name suffixes, matched only for ServiceAccounts of the Service's own namespace. */
+  readonly serviceAccountSuffixes: HelmOperand<readonly string[]>;
 }
 
 /** The allowlist's values, as Helm references. */
@@ -154,6 +164,20 @@ function trustedCallerVariables(driverUsername: HelmOperand<string>, trusted: Tr
   ];
 }
 
+/** `copiedForClaim`: a copying deputy of the Service's namespace writes a Service that names a claim. */
+function copyingDeputyVariables(deputies: CopyingDeputyOperands) {
+  return [
+    { name: 'deputySuffixes', expression: Helm.str(Pipeline.toJson(deputies.serviceAccountSuffixes)) },
+    {
+      name: 'copiedForClaim',
+      expression:
+        `${cel(IP_ADDRESS_CLAIM_ANNOTATION)} in variables.annotations && variables.annotations[${cel(IP_ADDRESS_CLAIM_ANNOTATION)}] != "" && ` +
+        'request.userInfo.username.startsWith("system:serviceaccount:" + object.metadata.namespace + ":") && ' +
+        'dyn(variables.deputySuffixes).exists(s, request.userInfo.username.endsWith(s))',
+    },
+  ];
+}
+
 /** Only tenant namespaces are fenced; `cozy-*` namespaces are trusted, as in Cozystack's own policies. */
 export const TENANT_NAMESPACE_CONDITION = { name: 'tenant-namespace', expression: 'object.metadata.namespace.startsWith("tenant-")' };
 
@@ -174,6 +198,8 @@ export interface MetallbAddressPolicyProps {
   readonly driverServiceAccount: HelmOperand<string>;
   /** Who else may set or change the fenced keys. */
   readonly trustedCallers: TrustedCallerOperands;
+  /** Who may bring the fenced annotations along on a Service that names a claim. */
+  readonly copyingDeputies: CopyingDeputyOperands;
 }
 
 export class MetallbAddressPolicy extends Construct {
@@ -220,6 +246,7 @@ export class MetallbAddressPolicy extends Construct {
           expression: 'oldObject != null && has(oldObject.spec.externalIPs) ? oldObject.spec.externalIPs : []',
         },
         ...trustedCallerVariables(driver, props.trustedCallers),
+        ...copyingDeputyVariables(props.copyingDeputies),
       ],
       validations: [...FENCE_VALIDATIONS],
     });

@@ -79,6 +79,19 @@ export const metallbIadPackageValuesSchema = Type.Object(
           { additionalProperties: false, description: "The driver's ServiceAccount: always allowed to pin MetalLB addresses in tenant namespaces." },
         ),
         trustedCallers: trustedCallersSchema,
+        copyingDeputies: Type.Object(
+          {
+            serviceAccountSuffixes: Type.Array(Type.String({ pattern: '^-?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', maxLength: 253 }), {
+              description:
+                "Suffixes of ServiceAccount names: such a ServiceAccount of a Service's own namespace copies annotations it does not author (a tenant Kubernetes cluster's cloud-controller-manager, <release>-kccm).",
+            }),
+          },
+          {
+            additionalProperties: false,
+            description:
+              'Deputies that may bring MetalLB address annotations along on a Service that names a claim (the driver then chooses the address and drops them); without a claim they are refused like anyone else.',
+          },
+        ),
         required: Type.Boolean({
           description:
             'Fail the render when the cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, instead of installing without the fence (a NOTES.txt warning).',
@@ -97,6 +110,7 @@ export function metallbIadPackageDefaults(): MetallbIadPackageValues {
     admissionPolicy: {
       driverServiceAccount: { namespace: '', name: METALLB_IAD },
       trustedCallers: { usernames: [], groups: [...COZYSTACK_TRUSTED_GROUPS], serviceAccounts: [] },
+      copyingDeputies: { serviceAccountSuffixes: ['-kccm'] },
       required: false,
     },
   };
@@ -126,6 +140,7 @@ export class MetallbIadPackage extends WrapperChart<typeof metallbIadPackageValu
         groups: v('admissionPolicy.trustedCallers.groups'),
         serviceAccounts: v('admissionPolicy.trustedCallers.serviceAccounts'),
       },
+      copyingDeputies: { serviceAccountSuffixes: v('admissionPolicy.copyingDeputies.serviceAccountSuffixes') },
     });
 
     // A class whose own CIDRs overlap is refused before it is stored (the driver refuses a-b ranges too).

@@ -183,6 +183,10 @@ export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInp
   if (className) {
     status.className = className;
   }
+  // The driver's: which workload carries the addresses (its Attached condition is kept above).
+  if (previous.associatedTo) {
+    status.associatedTo = previous.associatedTo;
+  }
   return status;
 }
 

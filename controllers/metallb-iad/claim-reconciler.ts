@@ -294,6 +294,7 @@ export class DriverClaimReconciler {
             namespace: this.store.placeholderNamespace,
             pool,
             family,
+            loadBalancerClass: ipClass?.spec.loadBalancerClass,
             claim: { namespace: namespace!, name: name! },
           }),
         );

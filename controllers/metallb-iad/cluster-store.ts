@@ -209,6 +209,9 @@ export class DriverClusterStore implements DriverStore {
   async updateService(service: k8s.V1Service): Promise<k8s.V1Service> {
     return this.services.assume(await this.serviceApi.replace(service as Service));
   }
+  async updateServiceStatus(service: k8s.V1Service): Promise<k8s.V1Service> {
+    return this.services.assume(await this.serviceApi.replaceStatus(service as Service));
+  }
   async deleteService(namespace: string, name: string): Promise<void> {
     await ignoreNotFound(this.serviceApi.delete(name, namespace));
   }

@@ -48,6 +48,7 @@ export async function ensureHold(cluster: DriverStore, events: EventRecorder, ad
         namespace: cluster.placeholderNamespace,
         pool: ipClass ? backingPoolName(ipClass) : poolName(address.spec.className),
         family,
+        loadBalancerClass: ipClass?.spec.loadBalancerClass,
         pin: address.spec.address,
         addressName: name,
         owner: address,

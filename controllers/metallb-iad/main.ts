@@ -12,6 +12,7 @@ import { RestEventRecorder } from '../runtime/event-recorder.js';
 import { RestClient } from '../runtime/rest.js';
 import { checkNamespaceFlag, commonFlags, controllerProcess, parseFlags, runMain, runUntilSignalled } from '../runtime/process.js';
 import { setupDriverAddressController } from './address-reconciler.js';
+import { setupAttachmentController } from './attachment-reconciler.js';
 import { setupDriverClaimController } from './claim-reconciler.js';
 import { setupClassController } from './class-reconciler.js';
 import { DriverClusterStore } from './cluster-store.js';
@@ -43,5 +44,6 @@ runMain(async () => {
   setupDriverClaimController(manager, store, recorder('iad-claim-controller'));
   setupDriverAddressController(manager, store, recorder('iad-ipaddress-controller'));
   setupServiceController(manager, store, recorder('iad-service-controller'));
+  setupAttachmentController(manager, store);
   await runUntilSignalled(proc);
 });

@@ -14,6 +14,8 @@ export function placeholderService(options: {
   /** The IPAddressPool it asks (the class's backing pool). */
   pool: string;
   family: 'IPv4' | 'IPv6';
+  /** The class's `spec.loadBalancerClass`: the MetalLB that serves the class serves only Services of it. */
+  loadBalancerClass?: string;
   pin?: string;
   addressName?: string;
   claim?: { namespace: string; name: string };
@@ -43,6 +45,7 @@ export function placeholderService(options: {
     },
     spec: {
       type: 'LoadBalancer',
+      ...(options.loadBalancerClass ? { loadBalancerClass: options.loadBalancerClass } : {}),
       allocateLoadBalancerNodePorts: false,
       ipFamilyPolicy: 'SingleStack',
       ipFamilies: [options.family],

@@ -4,18 +4,20 @@
  * (association.ts) gives it; what it gives up is held first; an IP carried
  * without authorization puts its address in Conflict.
  */
-import type { V1Service } from '@kubernetes/client-node';
-import { claimKey, duplicateOf, type IPAddress } from '../../api/v1alpha1/index.js';
+import type { V1Condition, V1Service } from '@kubernetes/client-node';
+import { claimKey, duplicateOf, IP_ADDRESS_CLAIM_ANNOTATION, type Condition, type IPAddress } from '../../api/v1alpha1/index.js';
 import { compareIps } from '../../api/ip.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { keyOf, splitKey } from '../runtime/kube.js';
 import type { Controller } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
 import type { DriverClusterStore } from './cluster-store.js';
-import { associationVerdict, isAssociatedTo, type Verdict } from './association.js';
+import { associationVerdict, isAssociatedTo, PASSING_REFUSALS, type Verdict } from './association.js';
+import { saysAlready, serviceAttachment, withCondition } from './attachment.js';
+import { SERVICE_ATTACHED_CONDITION } from './well-known.js';
 import { ensureHold, releaseHolds } from './holds.js';
 import { isPlaceholder } from './placeholders.js';
-import { asObject, authorizes, ingressIps, pinnedAs, withoutPin, withPin } from './services.js';
+import { asObject, authorizes, carriesAddressKeys, driverPin, ingressIps, pinnedAs, withoutAddressKeys, withoutPin, withPin } from './services.js';
 import type { DriverStore } from './store.js';
 
 export class ServiceReconciler {
@@ -31,7 +33,6 @@ export class ServiceReconciler {
       return; // a deleted Service: the address pass holds again what it carried
     }
     const verdict = associationVerdict(this.store, service);
-    this.report(service, verdict);
     const target = verdict.ok ? verdict.addresses : [];
     const holder = { kind: 'Service', namespace, name };
     // 1. What the Service gives up is held first: the hold waits in MetalLB and takes the IP the
@@ -46,15 +47,26 @@ export class ServiceReconciler {
       await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: { kind: 'Service', namespace, name } } });
     }
     // 3. The pin, exactly as the rule says; taking it off (with the carrier label) makes MetalLB
-    //    take the IP back, as the class's pool admits only carriers.
+    //    take the IP back, as the class's pool admits only carriers. On a Service naming a claim this
+    //    driver answers for, every MetalLB address key is the driver's: none stays while it pins nothing.
     const pin = target.map((a) => a.spec.address).sort(compareIps).join(',');
+    const answered = verdict.ok || verdict.refusal !== undefined;
     let current = service;
-    if (!pinnedAs(service, pin)) {
-      current = await this.store.updateService(pin ? withPin(service, pin) : withoutPin(service));
+    const settled = pin || !answered ? pinnedAs(service, pin) : !carriesAddressKeys(service);
+    if (!settled) {
+      if (pin) {
+        // An address this Service carried already lost its pin (a replace without the driver's
+        // keys): MetalLB freed the IP, so it is held again until the pin is back.
+        for (const address of target.filter((a) => isAssociatedTo(a, holder))) {
+          await ensureHold(this.store, this.events, address);
+        }
+      }
+      current = await this.store.updateService(pin ? withPin(service, pin) : answered ? withoutAddressKeys(service) : withoutPin(service));
       if (pin) {
         this.events.event(asObject(service), 'Normal', 'Associated', `pinned ${pin} from IPAddressClaim ${verdict.claim!.metadata.name}`);
-      } else {
-        this.events.event(asObject(service), 'Normal', 'Disassociated', `${(!verdict.ok && verdict.refusal?.message) || 'the Service names no claim of this driver'}; pin removed, the address is held again`);
+      } else if (driverPin(service).length > 0) {
+        const why = (!verdict.ok && verdict.refusal?.message) || 'the Service names no claim of this driver';
+        this.events.event(asObject(service), 'Normal', 'Disassociated', `${why}; pin removed, the address is held again`);
       }
     }
     // 4. Only now do the holds of what it pins go: MetalLB gives the freed IP to the Service, which
@@ -63,15 +75,28 @@ export class ServiceReconciler {
       await releaseHolds(this.store, address.metadata.name!);
     }
     await this.detectConflicts(current);
+    await this.report(current, verdict);
   }
 
-  /** A refusal is said on the Service and, where there is one, on the claim. */
-  private report(service: V1Service, verdict: Verdict): void {
+  /**
+   * The verdict, where the Service's owner looks: its Attached condition,
+   * written when what it says changes, with an Event then (on the claim too,
+   * for a refusal); a Service naming no claim of this driver's carries none.
+   */
+  private async report(service: V1Service, verdict: Verdict): Promise<void> {
+    const said = serviceAttachment(verdict);
+    // The REST client hands Services over as parsed JSON: a condition's time is the apiserver's string, not client-node's Date.
+    const current = service.status?.conditions as unknown as Condition[] | undefined;
+    if (saysAlready(current, SERVICE_ATTACHED_CONDITION, said)) {
+      return;
+    }
+    const conditions = withCondition(current, SERVICE_ATTACHED_CONDITION, said, new Date().toISOString(), service.metadata?.generation);
+    await this.store.updateServiceStatus({ ...service, status: { ...service.status, conditions: conditions as unknown as V1Condition[] } });
     if (verdict.ok || !verdict.refusal) {
       return;
     }
     const { reason, message } = verdict.refusal;
-    const type = reason === 'ClaimNotBound' ? 'Normal' : 'Warning';
+    const type = PASSING_REFUSALS.has(reason) ? 'Normal' : 'Warning';
     this.events.event(asObject(service), type, reason, message);
     if (verdict.claim) {
       this.events.event(verdict.claim, type, reason, `Service ${service.metadata!.namespace}/${service.metadata!.name}: ${message}`);
@@ -106,9 +131,19 @@ export class ServiceReconciler {
  */
 export function setupServiceController(manager: Manager, store: DriverClusterStore, events: EventRecorder): Controller {
   const naming = (namespace: string, claim: string) => store.servicesForClaim(namespace, claim).map(keyOf);
+  const claimOf = (service: V1Service | undefined) => service?.metadata?.annotations?.[IP_ADDRESS_CLAIM_ANNOTATION];
   return manager
     .controller('iad-service')
     .for(store.services, { when: (s) => !isPlaceholder(s, store.placeholderNamespace) })
+    // A Service coming, going or changing can change which Service naming its claim is the oldest admitted.
+    .watches(
+      store.services,
+      (service, previous) => {
+        const namespace = service.metadata!.namespace!;
+        return [...new Set([claimOf(service), claimOf(previous)])].filter((c): c is string => !!c).flatMap((c) => naming(namespace, c));
+      },
+      { when: (s) => !isPlaceholder(s, store.placeholderNamespace) },
+    )
     .watches(store.claims, (claim) => naming(claim.metadata.namespace!, claim.metadata.name!))
     .watches(store.addresses, (address) => {
       const ref = address.spec.claimRef;

@@ -24,6 +24,8 @@ export interface DriverStore {
   /** By `status.associatedTo` naming this Service. */
   addressesHeldBy(namespace: string, name: string): IPAddress[];
   service(namespace: string, name: string): V1Service | undefined;
+  /** Services whose claim annotation names this claim (in its namespace). */
+  servicesForClaim(namespace: string, claim: string): V1Service[];
   /** Services whose ingress carries this IP (an index, never a cluster-wide list). */
   servicesWithIp(ip: string): V1Service[];
   /** Every Service MetalLB gave an IP (a full scan: only while a pool does not yet admit only carriers). */
@@ -46,6 +48,8 @@ export interface DriverStore {
   apply(object: MetallbObject, current: MetallbObject | undefined): Promise<void>;
   createService(service: V1Service): Promise<V1Service>;
   updateService(service: V1Service): Promise<V1Service>;
+  /** The Service's status (the driver writes only its own condition there; MetalLB's ingress is kept as read). */
+  updateServiceStatus(service: V1Service): Promise<V1Service>;
   deleteService(namespace: string, name: string): Promise<void>;
   createAddress(address: IPAddress): Promise<IPAddress>;
   getAddress(name: string): Promise<IPAddress>;

@@ -3,7 +3,7 @@
  * writes (docs/driver.md). Placeholders carry the driver's; tenant Services get
  * MetalLB's pin.
  */
-import { METALLB_CARRIER_LABEL, METALLB_PROVISIONER } from '../../api/v1alpha1/index.js';
+import { GROUP, METALLB_CARRIER_LABEL, METALLB_PROVISIONER } from '../../api/v1alpha1/index.js';
 
 export const DRIVER = METALLB_PROVISIONER;
 export const PLACEHOLDER_LABEL = `${DRIVER}/placeholder`;
@@ -41,3 +41,13 @@ export const DRIVER_CLAIM_CONDITION = {
  */
 export const SERVED_BY_CLASS_ANNOTATION = `${DRIVER}/served-by-class`;
 export const POOL_BEFORE_ANNOTATION = `${DRIVER}/pool-before-adoption`;
+
+/**
+ * Whether a workload carries a claim's addresses (docs/driver.md, "The verdict"): the driver's
+ * condition on the claim, and on a Service naming a claim, in its status.conditions, under the
+ * API group (a Service's conditions are shared with other controllers). True with this reason;
+ * False with the refusal's.
+ */
+export const ATTACHED_CONDITION = 'Attached';
+export const SERVICE_ATTACHED_CONDITION = `${GROUP}/Attached`;
+export const ATTACHED_REASON = 'Attached';

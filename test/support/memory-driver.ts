@@ -11,7 +11,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { V1Service } from '@kubernetes/client-node';
 import { canonicalIp } from '../../api/ip.js';
-import { GROUP, ipIndexKeys, type IPAddress, type IPAddressClaim, type IPAddressClass } from '../../api/v1alpha1/index.js';
+import { GROUP, IP_ADDRESS_CLAIM_ANNOTATION, ipIndexKeys, type IPAddress, type IPAddressClaim, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import type { DriverStore, MetallbObject } from '../../controllers/metallb-iad/store.js';
 import { poolName } from '../../controllers/metallb-iad/names.js';
 import { backingPoolName } from '../../controllers/metallb-iad/class-parameters.js';
@@ -85,6 +85,10 @@ export class InMemoryDriverCluster implements DriverStore {
   readonly services = new IndexedMap<V1Service>({
     ingress: (s) => ingressIps(s),
     linked: (s) => (s.metadata?.labels?.[PLACEHOLDER_LABEL] === 'true' && s.metadata.labels[IP_ADDRESS_LABEL] ? [`${s.metadata.namespace}/${s.metadata.labels[IP_ADDRESS_LABEL]}`] : []),
+    naming: (s) => {
+      const claim = s.metadata?.annotations?.[IP_ADDRESS_CLAIM_ANNOTATION];
+      return claim ? [`${s.metadata!.namespace}/${claim}`] : [];
+    },
     claim: (s) => {
       const a = s.metadata?.annotations;
       return s.metadata?.labels?.[PLACEHOLDER_LABEL] === 'true' && a?.[CLAIM_NAMESPACE_ANNOTATION] ? [`${s.metadata.namespace}/${a[CLAIM_NAMESPACE_ANNOTATION]}/${a[CLAIM_NAME_ANNOTATION]}`] : [];
@@ -129,13 +133,22 @@ export class InMemoryDriverCluster implements DriverStore {
   putAddress(a: IPAddress) {
     this.addresses.set(a.metadata.name!, this.rules.stamp(clone(a)));
   }
-  putService(s: V1Service) {
-    this.services.set(`${s.metadata!.namespace}/${s.metadata!.name}`, this.rules.stamp(clone(s)) as V1Service);
+  /** Services are dated as the apiserver dates them, one second apart in the order they first come: the association rule's oldest wins. */
+  private servicesDated = 0;
+  private dated(s: V1Service): V1Service {
+    s.metadata!.creationTimestamp ??= new Date(Date.UTC(2026, 0, 1) + ++this.servicesDated * 1000);
+    return s;
   }
-  /** MetalLB's side: give a Service an ingress IP. */
+  putService(s: V1Service) {
+    const key = `${s.metadata!.namespace}/${s.metadata!.name}`;
+    const copy = clone(s);
+    copy.metadata!.creationTimestamp ??= this.services.get(key)?.metadata?.creationTimestamp;
+    this.services.set(key, this.rules.stamp(this.dated(copy)) as V1Service);
+  }
+  /** MetalLB's side: give a Service an ingress IP (MetalLB writes status.loadBalancer only, the rest of status stays). */
   assign(namespace: string, name: string, ip: string) {
     const s = this.services.get(`${namespace}/${name}`)!;
-    s.status = { loadBalancer: { ingress: [{ ip }] } };
+    s.status = { ...s.status, loadBalancer: { ingress: [{ ip }] } };
     this.services.touch(`${namespace}/${name}`);
   }
   /** kubectl delete of an address. */
@@ -179,6 +192,9 @@ export class InMemoryDriverCluster implements DriverStore {
   service(namespace: string, name: string) {
     const s = this.services.get(`${namespace}/${name}`);
     return s && clone(s);
+  }
+  servicesForClaim(namespace: string, claim: string) {
+    return this.services.by('naming', `${namespace}/${claim}`).map(clone);
   }
   servicesWithIp(ip: string) {
     return this.services.by('ingress', ip).map(clone);
@@ -236,11 +252,17 @@ export class InMemoryDriverCluster implements DriverStore {
         throw apiError(422, 'Invalid', `Service "${service.metadata!.name}" is invalid: metadata.labels: Invalid value: "${value}" (${key})`);
       }
     }
-    return this.rules.create(this.services, key, service, 'services', () => this.record(`create Service/${key}`));
+    return this.rules.create(this.services, key, this.dated(clone(service)), 'services', () => this.record(`create Service/${key}`));
   }
   async updateService(service: V1Service) {
     const key = `${service.metadata!.namespace}/${service.metadata!.name}`;
     return this.rules.update(this.services, key, service, 'services', 'main', () => this.record(`update Service/${key}`));
+  }
+  async updateServiceStatus(service: V1Service) {
+    const key = `${service.metadata!.namespace}/${service.metadata!.name}`;
+    return this.rules.update(this.services, key, service, 'services', 'status', () =>
+      this.record(`status Service/${key} ${JSON.stringify(service.status?.conditions?.map((c) => `${c.type}=${c.status}/${c.reason}`) ?? [])}`),
+    );
   }
   async deleteService(namespace: string, name: string) {
     this.record(`delete Service/${namespace}/${name}`);

@@ -3,6 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AGE_COLUMN, type KindDefinition } from '../../typebox/kind.js';
 import { Immutable, StringEnum, withValidations } from '../../typebox/schema.js';
 import { Conditions } from './condition.js';
+import { AssociatedTo } from './ipaddress.js';
 import { ADDRESS_CATEGORY, GROUP, VERSION } from '../group.js';
 import { ADDRESS_FAMILIES, CLAIM_PHASES } from '../phases.js';
 
@@ -63,6 +64,15 @@ export const IPAddressClaimStatus = Type.Object({
         "The bound addresses' IPs joined by commas, in the order of addresses: kubectl's Addresses column (a CRD printer column shows only the first value of a list).",
     }),
   ),
+  associatedTo: Type.Optional(
+    Type.Object(
+      AssociatedTo.properties,
+      {
+        description:
+          "The workload that carries the claim's addresses, written by the driver: among the Services naming the claim, the oldest one the association rule admits. Absent while none does; the Attached condition says why.",
+      },
+    ),
+  ),
   conditions: Type.Optional(Conditions),
 });
 export type IPAddressClaimStatus = Static<typeof IPAddressClaimStatus>;
@@ -104,6 +114,7 @@ export const IP_ADDRESS_CLAIM: KindDefinition = {
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
     { name: 'Class', type: 'string', jsonPath: '.status.className' },
     { name: 'Addresses', type: 'string', jsonPath: '.status.addressSummary' },
+    { name: 'Serves', type: 'string', jsonPath: '.status.associatedTo.name' },
     AGE_COLUMN,
   ],
 };

@@ -1,7 +1,7 @@
 /** IPAddressClass: a cluster-scoped pool of addresses served by one driver (StorageClass analog). */
 import { Type, type Static } from '@sinclair/typebox';
 import { AGE_COLUMN, type KindDefinition } from '../../typebox/kind.js';
-import { Immutable, ListMap, NonEmptyString, PreservedObject, StringEnum } from '../../typebox/schema.js';
+import { Immutable, ListMap, NonEmptyString, PreservedObject, StringEnum, withValidations } from '../../typebox/schema.js';
 import { Conditions } from './condition.js';
 import { ADDRESS_CATEGORY, GROUP, VERSION } from '../group.js';
 import { RECLAIM_POLICIES } from '../phases.js';
@@ -13,17 +13,35 @@ export const ReclaimPolicy = StringEnum(RECLAIM_POLICIES, {
 });
 export type ReclaimPolicy = Static<typeof ReclaimPolicy>;
 
-export const IPAddressClassSpec = Type.Object({
+/** On the spec, not the field: a field's own rule never sees it added or removed. */
+const LOAD_BALANCER_CLASS_IMMUTABLE = {
+  rule: 'has(self.loadBalancerClass) == has(oldSelf.loadBalancerClass) && (!has(self.loadBalancerClass) || self.loadBalancerClass == oldSelf.loadBalancerClass)',
+  message: 'spec.loadBalancerClass is immutable: the Services carrying the class\'s addresses cannot change theirs',
+  fieldPath: '.loadBalancerClass',
+};
+
+export const IPAddressClassSpec = withValidations(Type.Object({
   provisioner: Immutable(
     NonEmptyString({ description: 'Name of the driver that provisions addresses of this class. Immutable.' }),
     'provisioner is immutable',
   ),
   reclaimPolicy: Type.Optional(ReclaimPolicy),
+  loadBalancerClass: Type.Optional(
+    Type.String({
+      // A Service's spec.loadBalancerClass: a label-style qualified name with a prefix (the apiserver
+      // refuses an unprefixed one there), so a class can only name one a Service can carry.
+      pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)/([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$',
+      maxLength: 317,
+      description:
+        "The spec.loadBalancerClass of every Service that carries this class's addresses: the driver sets it on its own Services, and a Service naming a claim of the class must carry the same one (a Service's class is immutable). Empty means Services without a class. Immutable: cannot be added, changed or removed.",
+    }),
+  ),
   parameters: Type.Optional(
     PreservedObject({ description: 'Driver-specific parameters. Opaque to the core; only the driver reads them.' }),
   ),
-});
+}), [LOAD_BALANCER_CLASS_IMMUTABLE]);
 export type IPAddressClassSpec = Static<typeof IPAddressClassSpec>;
+
 
 const Count = (description: string) => Type.Integer({ minimum: 0, description });
 /** Sizes of IPv6 ranges exceed any integer type: decimal strings, exact. */
@@ -71,6 +89,7 @@ export const IP_ADDRESS_CLASS: KindDefinition = {
   printerColumns: [
     { name: 'Provisioner', type: 'string', jsonPath: '.spec.provisioner' },
     { name: 'ReclaimPolicy', type: 'string', jsonPath: '.spec.reclaimPolicy' },
+    { name: 'LBClass', type: 'string', jsonPath: '.spec.loadBalancerClass' },
     { name: 'Capacity', type: 'string', jsonPath: '.status.capacity' },
     { name: 'InUse', type: 'integer', jsonPath: '.status.inUse' },
     { name: 'Free', type: 'string', jsonPath: '.status.free' },

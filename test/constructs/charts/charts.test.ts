@@ -197,12 +197,13 @@ describe('metallb-iad chart', () => {
     );
   });
 
-  it('grants Services cluster-wide without create/delete, MetalLB pools and configuration state, ipaddresses with status, and class status', () => {
+  it('grants Services cluster-wide without create/delete (their status only to update: the Attached condition), MetalLB pools and configuration state, ipaddresses with status, and class status', () => {
     const rules = rulesOf(find(renderChart(chartDir('metallb-iad')), 'ClusterRole', 'metallb-iad'));
     const crud = ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'];
     expect(rules).toEqual([
       { group: '', resource: 'events', verbs: ['create', 'patch'] },
       { group: '', resource: 'services', verbs: ['get', 'list', 'patch', 'update', 'watch'] },
+      { group: '', resource: 'services/status', verbs: ['update'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddressclaims', verbs: ['get', 'list', 'watch'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddressclasses', verbs: ['get', 'list', 'watch'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddresses', verbs: crud },

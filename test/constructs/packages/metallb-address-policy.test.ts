@@ -20,6 +20,11 @@ const DEFAULT_WHO_MAY =
   `the metallb-iad driver (${DRIVER}) and admissionPolicy.trustedCallers (users: none; groups: ` +
   'system:masters, system:serviceaccounts:cozy-system, system:serviceaccounts:cozy-cert-manager, system:serviceaccounts:cozy-fluxcd, system:serviceaccounts:kube-system)';
 const HINT = 'ask for an address with the annotation local.sdn.cozystack.io/ip-address-claim instead';
+const COPIER_HINT =
+  ' (a copying deputy, admissionPolicy.copyingDeputies, may bring it along on a Service that carries that annotation: the driver then chooses the address)';
+const CLAIM = 'local.sdn.cozystack.io/ip-address-claim';
+/** A tenant cluster's cloud-controller-manager in tenant-a. */
+const KCCM = 'system:serviceaccount:tenant-a:kubernetes-x-kccm';
 
 function service(namespace: string, annotations?: Record<string, string>, spec: Record<string, unknown> = {}) {
   return {
@@ -127,9 +132,38 @@ describe('the MetalLB annotation fence', () => {
       expect(verdict).toEqual({
         matched: true,
         allowed: false,
-        messages: [`${TENANT} may not set or change the annotation ${key} on Services in namespace tenant-b: only ${DEFAULT_WHO_MAY} may; ${HINT}`],
+        messages: [`${TENANT} may not set or change the annotation ${key} on Services in namespace tenant-b: only ${DEFAULT_WHO_MAY} may; ${HINT}${COPIER_HINT}`],
       });
     }
+  });
+
+  describe('a copying deputy (a tenant cluster’s cloud-controller-manager, ServiceAccount *-kccm of the namespace)', () => {
+    const copied = { 'metallb.io/loadBalancerIPs': '198.51.100.9', 'metallb.universe.tf/address-pool': 'inner' };
+    it('brings MetalLB’s annotations along on a Service that names a claim: the driver chooses the address there', () => {
+      expect(admit(policy, { object: service('tenant-a', { [CLAIM]: 'web', ...copied }), oldObject: null, username: KCCM })).toMatchObject({ matched: true, allowed: true });
+      const before = service('tenant-a', { [CLAIM]: 'web' });
+      expect(admit(policy, { object: service('tenant-a', { [CLAIM]: 'web', ...copied }), oldObject: before, username: KCCM })).toMatchObject({ matched: true, allowed: true });
+    });
+    it.each([
+      ['without a claim', 'tenant-a', { ...copied }, KCCM],
+      ['with an empty claim', 'tenant-a', { [CLAIM]: '', ...copied }, KCCM],
+      ['in another namespace than its own', 'tenant-b', { [CLAIM]: 'web', ...copied }, KCCM],
+      ['a tenant, not a deputy, even with a claim', 'tenant-a', { [CLAIM]: 'web', ...copied }, TENANT],
+      ['a ServiceAccount whose name only contains the suffix', 'tenant-a', { [CLAIM]: 'web', ...copied }, 'system:serviceaccount:tenant-a:kccm-x'],
+    ] as const)('is refused %s', (_what, namespace, annotations, username) => {
+      const verdict = admit(policy, { object: service(namespace, annotations), oldObject: null, username });
+      expect(verdict).toMatchObject({ matched: true, allowed: false });
+      expect(verdict.messages?.[0]).toContain(`${username} may not set or change the annotation metallb.io/loadBalancerIPs on Services in namespace ${namespace}`);
+    });
+    it('brings no carrier label, loadBalancerIP or externalIPs along: those pin whatever the claim', () => {
+      expect(admit(policy, { object: labelled(service('tenant-a', { [CLAIM]: 'web' }), CARRIER), oldObject: null, username: KCCM })).toMatchObject({ allowed: false });
+      expect(admit(policy, { object: service('tenant-a', { [CLAIM]: 'web' }, { loadBalancerIP: '198.51.100.9' }), oldObject: null, username: KCCM })).toMatchObject({ allowed: false });
+    });
+    it('the suffixes are values: an empty list makes the deputy a tenant like any other', () => {
+      const strict = renderChart(chart(), '--namespace', 'cozy-metallb-iad', '--api-versions', VAP_API, '--set-json', 'admissionPolicy.copyingDeputies.serviceAccountSuffixes=[]');
+      const strictPolicy = strict.find((o) => o.kind === 'ValidatingAdmissionPolicy' && o.metadata.name === POLICY_NAME) as typeof policy;
+      expect(admit(strictPolicy, { object: service('tenant-a', { [CLAIM]: 'web', ...copied }), oldObject: null, username: KCCM })).toMatchObject({ allowed: false });
+    });
   });
 
   it('names the carrier label and the namespace when it denies', () => {

@@ -112,6 +112,7 @@ describe('the release sequence', () => {
       'status IPAddress/ip-203-0-113-2', // api's association recorded
       'update Service/tenant-a/web-lb', // the pin moves: MetalLB takes 203.0.113.1 back, to web's hold
       `delete Service/${PH}/iad-ip-203-0-113-2`, // only now does api's hold let go
+      'status Service/tenant-a/web-lb', // the verdict: its Attached condition now names api
     ]);
     expect(w.cluster.service('tenant-a', 'web-lb')!.metadata?.annotations?.[PIN]).toBe('203.0.113.2');
     // web's address stays associated until MetalLB has taken the IP from the Service, then is cleared.
@@ -121,15 +122,21 @@ describe('the release sequence', () => {
     expect(w.cluster.address('ip-203-0-113-1')!.status?.associatedTo).toBeUndefined();
   });
 
-  it('a refusal changes nothing held: the hold stays, the Service is not pinned, Events on the Service and the claim', async () => {
+  it('a refusal changes nothing held: the hold stays, the Service is not pinned; the verdict is its condition, said once, with Events on the Service and the claim', async () => {
     const w = bound();
     await w.reconcileAddress();
     w.cluster.putService(tenantService('v6', { [CLAIM]: 'web' }, undefined, ['IPv6']));
     w.cluster.log.length = 0;
     w.events.events.length = 0;
     await w.reconcileService('v6');
-    expect(w.cluster.log).toEqual([]);
+    expect(w.cluster.log).toEqual(['status Service/tenant-a/v6 ["local.sdn.cozystack.io/Attached=False/WrongFamily"]']);
     expect(w.events.events.map((e) => `${e.object} ${e.type} ${e.reason}`)).toEqual(['Service/v6 Warning WrongFamily', 'IPAddressClaim/web Warning WrongFamily']);
+    // Said already: another pass writes nothing and says nothing again.
+    w.cluster.log.length = 0;
+    w.events.events.length = 0;
+    await w.reconcileService('v6');
+    expect(w.cluster.log).toEqual([]);
+    expect(w.events.events).toEqual([]);
   });
 });
 

@@ -2,6 +2,7 @@
 import type { V1Service } from '@kubernetes/client-node';
 import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../../api/v1alpha1/index.js';
 import { DriverAddressReconciler } from '../../../controllers/metallb-iad/address-reconciler.js';
+import { AttachmentReconciler } from '../../../controllers/metallb-iad/attachment-reconciler.js';
 import { DriverClaimReconciler } from '../../../controllers/metallb-iad/claim-reconciler.js';
 import { ClassReconciler } from '../../../controllers/metallb-iad/class-reconciler.js';
 import { ServiceReconciler } from '../../../controllers/metallb-iad/service-reconciler.js';
@@ -61,6 +62,7 @@ export function world(now: () => number = Date.now) {
   const claims = new DriverClaimReconciler(cluster, events, now);
   const addresses = new DriverAddressReconciler(cluster, events);
   const services = new ServiceReconciler(cluster, events);
+  const attachments = new AttachmentReconciler(cluster);
   return {
     cluster,
     events,
@@ -68,5 +70,6 @@ export function world(now: () => number = Date.now) {
     reconcileClaim: (name = 'web') => claims.reconcile(`tenant-a/${name}`),
     reconcileAddress: (name = 'ip-203-0-113-1') => addresses.reconcile(name),
     reconcileService: (name: string, namespace = 'tenant-a') => services.reconcile(`${namespace}/${name}`),
+    reconcileAttachment: (claim = 'web', namespace = 'tenant-a') => attachments.reconcile(`${namespace}/${claim}`),
   };
 }

@@ -593,6 +593,7 @@ describe('Service controller', () => {
       'status IPAddress/ip-203-0-113-1',
       'update Service/tenant-a/web-lb',
       `delete Service/${PH}/iad-ip-203-0-113-1`,
+      'status Service/tenant-a/web-lb', // the verdict, Attached, where the Service's owner looks
     ]);
   });
 
