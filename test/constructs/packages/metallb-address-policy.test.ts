@@ -153,7 +153,7 @@ describe('the MetalLB annotation fence', () => {
     ] as const)('is refused %s', (_what, namespace, annotations, username) => {
       const verdict = admit(policy, { object: service(namespace, annotations), oldObject: null, username });
       expect(verdict).toMatchObject({ matched: true, allowed: false });
-      expect(verdict.messages?.[0]).toContain(`${username} may not set or change the annotation metallb.io/loadBalancerIPs on Services in namespace ${namespace}`);
+      expect(verdict.matched && verdict.messages[0]).toContain(`${username} may not set or change the annotation metallb.io/loadBalancerIPs on Services in namespace ${namespace}`);
     });
     it('brings no carrier label, loadBalancerIP or externalIPs along: those pin whatever the claim', () => {
       expect(admit(policy, { object: labelled(service('tenant-a', { [CLAIM]: 'web' }), CARRIER), oldObject: null, username: KCCM })).toMatchObject({ allowed: false });
