@@ -19,13 +19,17 @@ describe('claim reconciler', () => {
     expect(condition(c, 'ClassResolved')).toMatchObject({ status: 'True', reason: 'Resolved', message: 'resolved to IPAddressClass "public"', observedGeneration: 1 });
   });
 
-  it('keeps a driver’s condition (a type it does not own) as the driver wrote it', async () => {
+  it('keeps a driver’s conditions (types it does not own) and status.associatedTo as the driver wrote them', async () => {
     const w = world();
     w.store.put(ipClass());
     const driverCondition = { type: 'Provisioned', status: 'False' as const, reason: 'ClassExhausted', message: 'full', lastTransitionTime: '2026-01-01T00:00:00Z' };
-    w.store.put({ ...claim(), status: { phase: 'Pending', conditions: [driverCondition] } });
+    const attached = { type: 'Attached', status: 'True' as const, reason: 'Attached', message: 'Service web carries 192.0.2.1', lastTransitionTime: '2026-01-01T00:00:00Z' };
+    const associatedTo = { kind: 'Service', namespace: 'tenant-a', name: 'web' };
+    w.store.put({ ...claim(), status: { phase: 'Pending', conditions: [driverCondition, attached], associatedTo } });
     await w.reconcileClaim();
     expect(condition(w.claimOf(), 'Provisioned')).toEqual(driverCondition);
+    expect(condition(w.claimOf(), 'Attached')).toEqual(attached);
+    expect(w.claimOf().status?.associatedTo).toEqual(associatedTo);
     expect(condition(w.claimOf(), 'Bound')).toMatchObject({ reason: 'WaitingForProvisioning' });
   });
 

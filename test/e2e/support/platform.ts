@@ -3,7 +3,7 @@
  * helm, and controller processes started on demand: shared by the suites that
  * run the whole system.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
@@ -21,7 +21,14 @@ import { start, type Started } from './processes.js';
 export const CORE_SA = 'system:serviceaccount:cozy-address-controller:address-controller';
 export const DRIVER_SA = 'system:serviceaccount:cozy-metallb-iad:metallb-iad';
 export const PLACEHOLDERS = 'cozy-metallb-iad';
+/** MetalLB's namespace: its controllers' and speakers' configuration, and the classes' pools. */
+export const METALLB_NAMESPACE = 'cozy-metallb';
 const METALLB_POD = 'metallb-controller';
+/**
+ * The field manager the platform's MetalLB controller writes under (the apiserver names a writer
+ * that gives none by its user agent's program name: the binary's file name).
+ */
+export const METALLB_FIELD_MANAGER = 'metallb-controller';
 /** The label linking a placeholder to the IPAddress it holds (the driver's contract, restated on purpose). */
 export const LINK_LABEL = 'metallb.drivers.local.sdn.cozystack.io/ip-address';
 
@@ -34,7 +41,22 @@ export interface Platform {
   readonly metallb: Started;
   startCore(instance: string, leaderElect?: boolean, bundled?: boolean): Promise<ControllerProcess>;
   startDriver(instance: string, leaderElect?: boolean, bundled?: boolean): Promise<ControllerProcess>;
+  /**
+   * A further MetalLB controller beside the platform's, in the same namespace, started with
+   * `--lb-class=<lbClass>`: it handles only Services whose spec.loadBalancerClass is `lbClass`
+   * (and the platform's, started without the flag, only Services with no class). Stopped with
+   * the platform.
+   */
+  startMetallbController(options: { lbClass: string; name?: string }): Promise<MetallbController>;
   stop(): Promise<void>;
+}
+
+/** A MetalLB controller started with --lb-class. */
+export interface MetallbController {
+  readonly process: Started;
+  readonly lbClass: string;
+  /** What managedFields name its writes by: its binary is started under this name, so its writes tell from the platform controller's. */
+  readonly fieldManager: string;
 }
 
 /** The packages startPlatform installs, by release name. */
@@ -98,6 +120,7 @@ export async function startPlatform(
     `--health-probe-port=${await freePort()}`,
   ], cluster.dir);
   const controllers: ControllerProcess[] = [];
+  const metallbs: Started[] = [];
   const election = (namespace: string, on: boolean) => (on ? ['--leader-elect', `--leader-election-namespace=${namespace}`] : []);
   return {
     cluster,
@@ -120,9 +143,39 @@ export async function startPlatform(
       controllers.push(c);
       return c;
     },
+    async startMetallbController({ lbClass, name }) {
+      const id = name ?? `metallb-controller-${lbClass.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '')}`.slice(0, 63);
+      // Its own Pod object (the owner of what it writes), as for the platform's controller.
+      await admin.core.createNamespacedPod({
+        namespace: METALLB_NAMESPACE,
+        body: { metadata: { name: id }, spec: { containers: [{ name: 'controller', image: 'quay.io/metallb/controller:v0.16.1' }] } },
+      });
+      // Started through a link named after it: client-go's user agent, and so the field manager
+      // of its writes, is the program's file name.
+      const binDir = join(cluster.dir, 'bin');
+      mkdirSync(binDir, { recursive: true });
+      const command = join(binDir, id);
+      symlinkSync(bin.metallbController, command);
+      const healthPort = await freePort();
+      const p = start(id, command, [
+        `--kubeconfig=${cluster.kubeconfig()}`,
+        `--namespace=${METALLB_NAMESPACE}`,
+        `--pod-name=${id}`,
+        '--webhook-mode=disabled',
+        `--port=${await freePort()}`,
+        `--health-probe-port=${healthPort}`,
+        `--lb-class=${lbClass}`,
+      ], cluster.dir);
+      metallbs.push(p);
+      await waitFor(`${id} /readyz (${p.tail(5)})`, async () => (await fetch(`http://127.0.0.1:${healthPort}/readyz`)).ok, 60_000);
+      return { process: p, lbClass, fieldManager: id };
+    },
     async stop() {
       for (const c of controllers.reverse()) {
         await c.process.stop();
+      }
+      for (const m of metallbs.reverse()) {
+        await m.stop();
       }
       await metallb.stop();
       await cluster.stop();
@@ -135,10 +188,17 @@ export function packageChartDir(release: PackageRelease): string {
   return join(synthesizedArtifact(), 'packages', 'system', release);
 }
 
-export async function createClass(admin: Platform['admin'], name: string, addresses: string[], reclaimPolicy: 'Retain' | 'Delete' = 'Retain'): Promise<void> {
+export async function createClass(
+  admin: Platform['admin'],
+  name: string,
+  addresses: string[],
+  reclaimPolicy: 'Retain' | 'Delete' = 'Retain',
+  /** More of the class's spec, e.g. `{ loadBalancerClass: 'example.com/public' }`. */
+  spec: Record<string, unknown> = {},
+): Promise<void> {
   await admin.custom.createClusterCustomObject({
     ...crd('ipaddressclasses'),
-    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClass', metadata: { name }, spec: { provisioner: 'metallb.drivers.local.sdn.cozystack.io', reclaimPolicy, parameters: { addresses } } },
+    body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClass', metadata: { name }, spec: { provisioner: 'metallb.drivers.local.sdn.cozystack.io', reclaimPolicy, ...spec, parameters: { addresses } } },
   });
 }
 

@@ -44,6 +44,12 @@ export interface LabOptions {
   readonly nodes?: number;
   /** Workload names, each its own namespace and HTTP server. */
   readonly workloads: readonly string[];
+  /**
+   * When set, every node runs a second speaker started with MetalLB's `--lb-class=<this>` (its
+   * own memberlist on its own port), beside the one without the flag: the first announces only
+   * Services of this spec.loadBalancerClass, the second only Services with none.
+   */
+  readonly lbClass?: string;
 }
 
 export interface Lab {
@@ -53,8 +59,18 @@ export interface Lab {
   workload(name: string): Workload;
   /** Checks, inside the client namespace, that the route to `ip` goes over the lab's own link, allows it, and returns its URL. */
   target(ip: string): Promise<string>;
-  /** Writes `service`'s EndpointSlices to name `workload`; returns what removes them. */
-  expose(namespace: string, service: string, workload: string, families?: readonly Family[]): Promise<() => Promise<void>>;
+  /**
+   * Writes `service`'s EndpointSlices to name `workload` (on `options.node`, when given: what
+   * externalTrafficPolicy: Local counts as local; with `options.portName` for a Service whose port
+   * has a name); returns what removes them.
+   */
+  expose(namespace: string, service: string, workload: string, families?: readonly Family[], options?: { node?: string; portName?: string }): Promise<() => Promise<void>>;
+  /**
+   * Puts `workload` on `node` as a Pod's network would: its route to the public segment goes through
+   * that node. A request a node hands over without masquerade (externalTrafficPolicy: Local keeps
+   * the client's address) is answered back through it; one a node masquerades is unaffected.
+   */
+  placeWorkload(workload: string, node: string): void;
   /** Creates a LoadBalancer Service fronting `workload` (its EndpointSlices first); returns when the create returned. */
   createService(namespace: string, name: string, workload: string, options?: Parameters<typeof loadBalancer>[2]): Promise<k8s.V1Service>;
   /** The link-layer address the client's neighbour table holds for `ip` (learnt by ARP for IPv4, NDP for IPv6), if any. */
@@ -187,6 +203,7 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
       tools: { kubeProxy: bin.kubeProxy, speaker: bin.metallbSpeaker, relayAgent: join(AGENTS, 'relay-agent.ts') },
       memberlistKeyDir,
       nodeNames: Array.from({ length: options.nodes ?? 2 }, (_, i) => `node${i + 1}`),
+      lbClass: options.lbClass,
     };
     for (const [i, nodeName] of context.nodeNames.entries()) {
       const node = new LabNode(nodeName, i + 1, context);
@@ -236,8 +253,11 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
       await readyClient.allow(ip);
       return ip.includes(':') ? `http://[${ip}]/` : `http://${ip}/`;
     },
-    async expose(namespace, service, w, families = ['IPv4']) {
-      const slices = endpointSlices(namespace, service, lab.workload(w), families);
+    async expose(namespace, service, w, families = ['IPv4'], exposeOptions = {}) {
+      if (exposeOptions.node !== undefined && !nodes.some((n) => n.name === exposeOptions.node)) {
+        throw new Error(`lab: no node ${exposeOptions.node}`);
+      }
+      const slices = endpointSlices(namespace, service, lab.workload(w), families, { nodeName: exposeOptions.node, portName: exposeOptions.portName });
       for (const slice of slices) {
         await platform.admin.objects.create(slice);
       }
@@ -246,6 +266,17 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
           await platform.admin.objects.delete(slice).catch((e: { code?: number }) => (e.code === 404 ? undefined : Promise.reject(e)));
         }
       };
+    },
+    placeWorkload(w, nodeName) {
+      const workload = lab.workload(w);
+      const node = nodes.find((n) => n.name === nodeName);
+      if (!node) {
+        throw new Error(`lab: no node ${nodeName}`);
+      }
+      for (const [family, segment, via] of [['-4', PUBLIC.v4, node.pod.v4], ['-6', PUBLIC.v6, node.pod.v6]] as const) {
+        assertDocumentation(via);
+        ip(['-n', workload.ns, family, 'route', 'replace', segment, 'via', via, 'dev', 'pod']);
+      }
     },
     async createService(namespace, service, w, serviceOptions = {}) {
       await lab.expose(namespace, service, w, serviceOptions.families);
@@ -272,7 +303,11 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
 
 function describeLogs(nodes: readonly LabNode[], workloads: ReadonlyMap<string, Workload>, lines: number): string {
   return [
-    ...nodes.flatMap((n) => [`--- ${n.name} speaker\n${n.speakerLog(lines)}`, `--- ${n.name} kube-proxy\n${n.kubeProxyLog(lines)}`]),
+    ...nodes.flatMap((n) => [
+      `--- ${n.name} speaker\n${n.speakerLog(lines)}`,
+      ...(n.classSpeakerLog(1) ? [`--- ${n.name} --lb-class speaker\n${n.classSpeakerLog(lines)}`] : []),
+      `--- ${n.name} kube-proxy\n${n.kubeProxyLog(lines)}`,
+    ]),
     ...[...workloads.values()].map((w) => `--- workload ${w.name}\n${w.process.tail(lines)}`),
   ].join('\n');
 }

@@ -18,6 +18,7 @@ export interface Fronting {
   readonly families?: readonly Family[];
   readonly annotations?: Record<string, string>;
   readonly labels?: Record<string, string>;
+  readonly loadBalancerClass?: string;
 }
 
 const ignoreMissing = (e: { code?: number }) => (e.code === 404 ? undefined : Promise.reject(e));
@@ -76,7 +77,7 @@ export interface Timed {
  */
 export async function attach(platform: Platform, lab: Lab, url: string, f: Fronting, deadlineMs = 60_000): Promise<Timed> {
   const start = Date.now();
-  await lab.createService(f.namespace, f.service, f.workload, { claim: f.claim, families: f.families, annotations: f.annotations, labels: f.labels });
+  await lab.createService(f.namespace, f.service, f.workload, { claim: f.claim, families: f.families, annotations: f.annotations, labels: f.labels, loadBalancerClass: f.loadBalancerClass });
   return answered(platform, lab, url, f, start, deadlineMs, `after ${f.namespace}/${f.service} was created`);
 }
 
@@ -88,7 +89,7 @@ export async function attach(platform: Platform, lab: Lab, url: string, f: Front
 export async function reattach(platform: Platform, lab: Lab, url: string, from: { namespace: string; service: string }, to: Fronting, deadlineMs = 60_000): Promise<Timed> {
   const start = Date.now();
   await deleteService(platform, from.namespace, from.service);
-  await lab.createService(to.namespace, to.service, to.workload, { claim: to.claim, families: to.families });
+  await lab.createService(to.namespace, to.service, to.workload, { claim: to.claim, families: to.families, loadBalancerClass: to.loadBalancerClass });
   return answered(platform, lab, url, to, start, deadlineMs, `of the re-attach to ${to.namespace}/${to.service}`);
 }
 

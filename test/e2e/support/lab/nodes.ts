@@ -18,6 +18,12 @@ import { makeNamespace, plug, setPort } from './wiring.js';
 export const METALLB_NAMESPACE = 'cozy-metallb';
 const SPEAKER_LABELS = { app: 'metallb', component: 'speaker' } as const;
 const MEMBERLIST_PORT = 7946;
+/**
+ * The speakers started with --lb-class: their own Pod objects (their memberlist finds its peers by
+ * these labels, not the others'), memberlist port, and metrics and health ports (both speakers of
+ * a node share its namespace).
+ */
+const CLASS_SPEAKER = { labels: { app: 'metallb', component: 'speaker-lb-class' }, memberlistPort: 7947, metricsPort: 9121, healthPort: 17473 } as const;
 
 /** What a speaker's log says memberlist told it of `node`, oldest first (MetalLB's JSON log: keys sorted). */
 function memberEvents(log: string, node: string): string[] {
@@ -43,6 +49,8 @@ export interface LabNodeContext {
   readonly memberlistKeyDir: string;
   /** Every lab node's name: a speaker is ready once memberlist has shown it all of them. */
   readonly nodeNames: readonly string[];
+  /** When set, a second speaker on every node, started with `--lb-class=<this>`. */
+  readonly lbClass?: string;
 }
 
 export class LabNode {
@@ -54,6 +62,8 @@ export class LabNode {
   private kubeProxy?: Started;
   private relay?: Started;
   private speakerRuns = 0;
+  private classSpeaker?: Started;
+  private classSpeakerRuns = 0;
   private kubeconfig = '';
 
   constructor(
@@ -68,6 +78,11 @@ export class LabNode {
 
   get speakerPodName(): string {
     return `speaker-${this.name}`;
+  }
+
+  /** The Pod object of the node's --lb-class speaker. */
+  get classSpeakerPodName(): string {
+    return `speaker-lb-class-${this.name}`;
   }
 
   /** Namespace, cables and forwarding. */
@@ -92,16 +107,23 @@ export class LabNode {
     if (!node.status?.addresses?.length) {
       await this.ctx.core.replaceNodeStatus({ name: this.name, body: { ...node, status: { addresses: [{ type: 'InternalIP', address: this.pub.v4 }, { type: 'InternalIP', address: this.pub.v6 }] } } });
     }
+    await this.registerSpeakerPod(this.speakerPodName, SPEAKER_LABELS);
+    if (this.ctx.lbClass !== undefined) {
+      await this.registerSpeakerPod(this.classSpeakerPodName, CLASS_SPEAKER.labels);
+    }
+  }
+
+  private async registerSpeakerPod(name: string, labels: Record<string, string>): Promise<void> {
     const pod = await this.ctx.core.createNamespacedPod({
       namespace: METALLB_NAMESPACE,
       body: {
-        metadata: { name: this.speakerPodName, labels: { ...SPEAKER_LABELS } },
+        metadata: { name, labels: { ...labels } },
         spec: { nodeName: this.name, hostNetwork: true, containers: [{ name: 'speaker', image: 'quay.io/metallb/speaker:v0.16.1' }] },
       },
     });
     await this.ctx.core.replaceNamespacedPodStatus({
       namespace: METALLB_NAMESPACE,
-      name: this.speakerPodName,
+      name,
       body: { ...pod, status: { phase: 'Running', podIP: this.pub.v4, podIPs: [{ ip: this.pub.v4 }], hostIP: this.pub.v4, hostIPs: [{ ip: this.pub.v4 }] } },
     });
   }
@@ -136,37 +158,62 @@ export class LabNode {
       logs,
     );
     await this.startSpeaker();
+    if (this.ctx.lbClass !== undefined) {
+      await this.startClassSpeaker();
+    }
     const proxy = this.kubeProxy;
     // Its first full sync: the node forwards Services from here on.
     await waitFor(`${this.name} kube-proxy synced (${proxy.tail(5)})`, async () => /SyncProxyRules complete/.test(proxy.tail(400)), 60_000);
   }
 
   async startSpeaker(): Promise<void> {
-    const logs = join(this.ctx.dir, 'logs');
     this.speakerRuns++;
-    this.speaker = startIn(
+    this.speaker = await this.launchSpeaker(`${this.name}-speaker${this.speakerRuns > 1 ? `-${this.speakerRuns}` : ''}`, [
+      `--pod-name=${this.speakerPodName}`,
+      `--ml-bindport=${MEMBERLIST_PORT}`,
+      `--ml-labels=${Object.entries(SPEAKER_LABELS).map(([k, v]) => `${k}=${v}`).join(',')}`,
+    ]);
+  }
+
+  /** The node's --lb-class speaker (the lab was started with `lbClass`). */
+  async startClassSpeaker(): Promise<void> {
+    if (this.ctx.lbClass === undefined) {
+      throw new Error('lab: started without lbClass, no --lb-class speakers');
+    }
+    this.classSpeakerRuns++;
+    this.classSpeaker = await this.launchSpeaker(`${this.name}-speaker-lb-class${this.classSpeakerRuns > 1 ? `-${this.classSpeakerRuns}` : ''}`, [
+      `--pod-name=${this.classSpeakerPodName}`,
+      `--ml-bindport=${CLASS_SPEAKER.memberlistPort}`,
+      `--ml-labels=${Object.entries(CLASS_SPEAKER.labels).map(([k, v]) => `${k}=${v}`).join(',')}`,
+      `--port=${CLASS_SPEAKER.metricsPort}`,
+      `--health-probe-port=${CLASS_SPEAKER.healthPort}`,
+      `--lb-class=${this.ctx.lbClass}`,
+    ]);
+  }
+
+  private async launchSpeaker(logName: string, args: readonly string[]): Promise<Started> {
+    const logs = join(this.ctx.dir, 'logs');
+    const speaker = startIn(
       this.ns,
-      `${this.name}-speaker${this.speakerRuns > 1 ? `-${this.speakerRuns}` : ''}`,
+      logName,
       this.ctx.tools.speaker,
       [
         `--node-name=${this.name}`,
-        `--pod-name=${this.speakerPodName}`,
         `--namespace=${METALLB_NAMESPACE}`,
         `--ml-bindaddr=${this.pub.v4}`,
-        `--ml-bindport=${MEMBERLIST_PORT}`,
-        `--ml-labels=${Object.entries(SPEAKER_LABELS).map(([k, v]) => `${k}=${v}`).join(',')}`,
         `--ml-secret-key-path=${this.ctx.memberlistKeyDir}`,
         '--log-level=info',
+        ...args,
       ],
       logs,
       { ...process.env, KUBECONFIG: this.kubeconfig },
     );
-    const speaker = this.speaker;
     // Ready once memberlist has joined every node (itself included): from then on the election counts them.
-    await waitFor(`${this.name} speaker joined ${this.ctx.nodeNames.join(', ')} (${speaker.tail(5)})`, async () => {
+    await waitFor(`${this.name} ${logName} joined ${this.ctx.nodeNames.join(', ')} (${speaker.tail(5)})`, async () => {
       const log = speaker.tail(400);
       return this.ctx.nodeNames.every((n) => memberEvents(log, n).includes('NodeJoin'));
     }, 60_000);
+    return speaker;
   }
 
   /**
@@ -204,12 +251,17 @@ export class LabNode {
     return this.speaker?.tail(lines) ?? '';
   }
 
+  /** The --lb-class speaker's log ('' when the node runs none). */
+  classSpeakerLog(lines = 40): string {
+    return this.classSpeaker?.tail(lines) ?? '';
+  }
+
   kubeProxyLog(lines = 40): string {
     return this.kubeProxy?.tail(lines) ?? '';
   }
 
   async stop(): Promise<void> {
-    for (const p of [this.speaker, this.kubeProxy, this.relay]) {
+    for (const p of [this.speaker, this.classSpeaker, this.kubeProxy, this.relay]) {
       const child = p?.process;
       if (child && child.exitCode === null && child.signalCode === null) {
         const exited = new Promise<void>((r) => child.once('exit', () => r()));

@@ -18,8 +18,20 @@ export interface Workload {
 
 export type Family = 'IPv4' | 'IPv6';
 
-/** The EndpointSlices of `service`: one per family, each naming `workload`'s address of that family. */
-export function endpointSlices(namespace: string, service: string, workload: Workload, families: readonly Family[]): k8s.V1EndpointSlice[] {
+/**
+ * The EndpointSlices of `service`: one per family, each naming `workload`'s address of that family
+ * (on `options.nodeName` when given: the node kube-proxy and the speakers count it local to, for
+ * externalTrafficPolicy: Local; its port named `options.portName` when the Service names its port:
+ * kube-proxy matches a slice's port to the Service's by name).
+ */
+export function endpointSlices(
+  namespace: string,
+  service: string,
+  workload: Workload,
+  families: readonly Family[],
+  options: { nodeName?: string; portName?: string } = {},
+): k8s.V1EndpointSlice[] {
+  const { nodeName, portName } = options;
   return families.map((family) => ({
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
@@ -29,13 +41,17 @@ export function endpointSlices(namespace: string, service: string, workload: Wor
       labels: { 'kubernetes.io/service-name': service, 'endpointslice.kubernetes.io/managed-by': 'cozylab.test' },
     },
     addressType: family,
-    endpoints: [{ addresses: [family === 'IPv4' ? workload.addresses.v4 : workload.addresses.v6], conditions: { ready: true, serving: true, terminating: false } }],
-    ports: [{ port: WORKLOAD_PORT, protocol: 'TCP' }],
+    endpoints: [{ addresses: [family === 'IPv4' ? workload.addresses.v4 : workload.addresses.v6], conditions: { ready: true, serving: true, terminating: false }, ...(nodeName ? { nodeName } : {}) }],
+    ports: [{ port: WORKLOAD_PORT, protocol: 'TCP', ...(portName !== undefined ? { name: portName } : {}) }],
   }));
 }
 
-/** A LoadBalancer Service on port 80 (to the workloads' port), naming `claim` when given. */
-export function loadBalancer(namespace: string, name: string, options: { claim?: string; families?: readonly Family[]; annotations?: Record<string, string>; labels?: Record<string, string> } = {}): k8s.V1Service {
+/** A LoadBalancer Service on port 80 (to the workloads' port), naming `claim` when given, of `loadBalancerClass` when given. */
+export function loadBalancer(
+  namespace: string,
+  name: string,
+  options: { claim?: string; families?: readonly Family[]; annotations?: Record<string, string>; labels?: Record<string, string>; loadBalancerClass?: string } = {},
+): k8s.V1Service {
   const families = options.families ?? ['IPv4'];
   return {
     metadata: {
@@ -49,6 +65,7 @@ export function loadBalancer(namespace: string, name: string, options: { claim?:
       ipFamilyPolicy: families.length > 1 ? 'RequireDualStack' : 'SingleStack',
       ipFamilies: [...families],
       ports: [{ port: 80, targetPort: WORKLOAD_PORT, protocol: 'TCP' }],
+      ...(options.loadBalancerClass !== undefined ? { loadBalancerClass: options.loadBalancerClass } : {}),
     },
   };
 }
