@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:8fe727f973fd1f7c903e577c03156e3baa04fe8622018e321f080f1c0b34e61d',
+    digest: 'sha256:7700cd765ddacae96744906dd30aaa772feacae800ba680ea080bcc802b08ae5',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:0122935d5728a38e9bf80c258fbdf109037ee80abc3820071469de4dc1869313',
+    digest: 'sha256:04f079e332e805f653c30b8f0e8b33f44cabf2edf32c81fe933e938ca46a05e6',
   },
 } as const satisfies Record<string, ImagePin>;
 

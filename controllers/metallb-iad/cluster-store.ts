@@ -50,6 +50,8 @@ export class DriverClusterStore implements DriverStore {
   private readonly claimApi: ResourceClient<IPAddressClaim>;
   private readonly addressApi: ResourceClient<IPAddress>;
   private readonly serviceApi: ResourceClient<Service>;
+  /** Service deletes under way, by namespace/name (deleteService). */
+  private readonly deleting = new Map<string, Promise<void>>();
   private readonly poolApi: ResourceClient<MetallbObject>;
   private readonly advertisementApi: ResourceClient<MetallbObject>;
 
@@ -212,8 +214,22 @@ export class DriverClusterStore implements DriverStore {
   async updateServiceStatus(service: k8s.V1Service): Promise<k8s.V1Service> {
     return this.services.assume(await this.serviceApi.replaceStatus(service as Service));
   }
+  /**
+   * A hold is let go by the Service pass and, as its backstop, by the address pass: a delete
+   * already under way is joined rather than sent again, and the cache forgets the Service as
+   * soon as the apiserver answered.
+   */
   async deleteService(namespace: string, name: string): Promise<void> {
-    await ignoreNotFound(this.serviceApi.delete(name, namespace));
+    const key = `${namespace}/${name}`;
+    const inFlight = this.deleting.get(key);
+    if (inFlight) {
+      return inFlight;
+    }
+    const deleted = ignoreNotFound(this.serviceApi.delete(name, namespace))
+      .then(() => this.services.assumeDeleted(key))
+      .finally(() => this.deleting.delete(key));
+    this.deleting.set(key, deleted);
+    return deleted;
   }
   async createAddress(address: IPAddress): Promise<IPAddress> {
     return this.addresses.assume(await this.addressApi.create(address));

@@ -286,6 +286,19 @@ export class Informer<T extends KubeObject> {
     return object;
   }
 
+  /**
+   * A delete this process made, taken out of the cache (and told to handlers)
+   * once the apiserver answered, before its DELETED event: a pass right after
+   * no longer finds the object and deletes it again. The watch event then finds
+   * nothing to do; an older answer to a write cannot bring it back.
+   */
+  assumeDeleted(key: string): void {
+    const cached = this.cache.get(key);
+    if (cached) {
+      this.remove(key, cached);
+    }
+  }
+
   private upsert(key: string, object: T): void {
     // As controller-runtime's TransformStripManagedFields: the field managers' records are often
     // half an object's size and nothing here reads them. An update sent without them keeps the

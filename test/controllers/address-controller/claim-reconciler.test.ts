@@ -29,7 +29,7 @@ describe('claim reconciler', () => {
     await w.reconcileClaim();
     expect(condition(w.claimOf(), 'Provisioned')).toEqual(driverCondition);
     expect(condition(w.claimOf(), 'Attached')).toEqual(attached);
-    expect(w.claimOf().status?.associatedTo).toEqual(associatedTo);
+    expect(w.claimOf()?.status?.associatedTo).toEqual(associatedTo);
     expect(condition(w.claimOf(), 'Bound')).toMatchObject({ reason: 'WaitingForProvisioning' });
   });
 

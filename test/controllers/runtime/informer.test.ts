@@ -106,6 +106,24 @@ describe('Informer', () => {
     expect(informer!.get('a')?.spec?.color).toBe('green');
   });
 
+  it('an assumed delete leaves the cache and is told at once; its DELETED event and a late answer to an older write change nothing', async () => {
+    let sendLater!: (type: string, object: unknown) => void;
+    server.onWatch((send) => (sendLater = send));
+    const { events } = start([{ items: [thing('a', '10'), thing('b', '10')], resourceVersion: '10' }]);
+    await informer!.synced;
+    await until('the watch', () => sendLater !== undefined);
+    informer!.assumeDeleted('a');
+    informer!.assumeDeleted('nothing'); // never cached: nothing to tell
+    expect(informer!.get('a')).toBeUndefined();
+    expect(informer!.byIndex('color', 'red').map((t) => t.metadata.name)).toEqual(['b']);
+    informer!.assume(thing('a', '10', 'blue')); // an answer to a write older than the delete
+    expect(informer!.get('a')).toBeUndefined();
+    sendLater('DELETED', thing('a', '11'));
+    sendLater('ADDED', thing('c', '12'));
+    await until('c', () => events.includes('add c'));
+    expect(events).toEqual(['add a', 'add b', 'delete a', 'add c']);
+  });
+
   it('caches objects without managedFields, from lists and watches alike', async () => {
     const managed = (t: Thing) => ({ ...t, metadata: { ...t.metadata, managedFields: [{ manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:spec': {} } }] } });
     server.onWatch((send) => send('ADDED', managed(thing('b', '11'))));

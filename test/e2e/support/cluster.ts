@@ -27,11 +27,18 @@ export interface ClusterOptions {
   readonly controllerManager?: boolean;
   /** ClusterIP range; every placeholder takes one. @default 10.0.0.0/24 */
   readonly serviceClusterIpRange?: string;
+  /**
+   * Keep an apiserver audit log of every write (create, update, patch, delete), at Metadata
+   * level: who wrote what, in `<dir>/audit.log`, one JSON event a line. @default false
+   */
+  readonly auditLog?: boolean;
 }
 
 export interface Cluster {
   readonly server: string;
   readonly dir: string;
+  /** The audit log's path, when ClusterOptions.auditLog asked for one. */
+  readonly auditLog?: string;
   /** A kubeconfig file for `user` (default admin, in system:masters). */
   kubeconfig(user?: string): string;
   client(user?: string): k8s.KubeConfig;
@@ -121,6 +128,12 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
       '--disable-admission-plugins=ServiceAccount',
       '--allow-privileged=true',
     ];
+    const auditLog = options.auditLog ? join(dir, 'audit.log') : undefined;
+    if (auditLog) {
+      writeFileSync(join(dir, 'audit-policy.yaml'), AUDIT_WRITES);
+      // The log backend blocks each request until its event is written: a write answered is a write logged.
+      apiserverArgs.push(`--audit-policy-file=${join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${auditLog}`, '--audit-log-mode=blocking');
+    }
     let apiserver = start('kube-apiserver', bin.kubeApiserver, apiserverArgs, logs);
     started.push(apiserver);
     const apiserverReady = () =>
@@ -171,6 +184,7 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
     return {
       server,
       dir,
+      auditLog,
       restartApiserver,
       compactEtcd,
       kubeconfig,
@@ -187,6 +201,14 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
     throw new Error(`${(error as Error).message}\n${tails}`);
   }
 }
+
+/** Every write, who made it and on what (Metadata level: no bodies); nothing else. */
+const AUDIT_WRITES = JSON.stringify({
+  apiVersion: 'audit.k8s.io/v1',
+  kind: 'Policy',
+  omitStages: ['RequestReceived'],
+  rules: [{ level: 'Metadata', verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] }, { level: 'None' }],
+});
 
 function kubeconfigYaml(server: string, user: string, token: string): string {
   return JSON.stringify({

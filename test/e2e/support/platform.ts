@@ -65,6 +65,8 @@ export type PackageRelease = 'address-controller' | 'metallb-iad';
 export interface PlatformOptions {
   /** A package's component values (the HelmRelease's spec.values), layered over cozystack-values. */
   readonly values?: Partial<Record<PackageRelease, Record<string, unknown>>>;
+  /** Keep the apiserver's audit log of writes (Cluster.auditLog): who wrote what. @default false */
+  readonly auditLog?: boolean;
 }
 
 export async function startPlatform(
@@ -76,6 +78,7 @@ export async function startPlatform(
   const cluster = await startCluster({
     controllerManager: true,
     serviceClusterIpRange,
+    auditLog: options.auditLog,
     users: [
       { name: CORE_SA, groups: ['system:serviceaccounts'] },
       { name: DRIVER_SA, groups: ['system:serviceaccounts'] },
