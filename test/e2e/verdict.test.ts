@@ -140,20 +140,27 @@ describe('one winner among the Services naming a claim', () => {
     recordScenario('the oldest Service naming a claim wins, even named last; the verdict on both sides');
   });
 
-  it('the verdict holds across a driver restart, and the Service’s condition survives MetalLB’s own status writes', async () => {
+  it('the Service’s condition survives MetalLB’s own status writes, and the verdict a driver restart', async () => {
     const before = await ingress('elder');
     await driver.process.stop();
-    // MetalLB rewrites the status of the losing Service (an update it reconciles) while the driver is down.
-    const younger = await readService('younger');
-    await admin().core.replaceNamespacedService({ name: 'younger', namespace: NS, body: { ...younger, metadata: { ...younger.metadata, labels: { touched: '1' } } } });
+    // With the driver down, the carrier label goes: MetalLB takes the IP back, writing elder's
+    // status from the copy it read, which holds the driver's condition.
+    const elder = await readService('elder');
+    const labels = { ...elder.metadata?.labels };
+    delete labels['metallb.drivers.local.sdn.cozystack.io/carrier'];
+    await admin().core.replaceNamespacedService({ name: 'elder', namespace: NS, body: { ...elder, metadata: { ...elder.metadata, labels } } });
+    // Only MetalLB writes status.loadBalancer, and the driver is down: the emptied ingress is MetalLB's status write.
+    await waitFor('MetalLB took the IP back', async () => (await ingress('elder')).length === 0, SETTLE_MS);
+    expect(await serviceVerdict('elder')).toMatchObject({ status: 'True', reason: 'Attached' });
+    // The driver back: it holds the IP, labels and pins elder again; the same IP comes back, the verdicts stay.
     driver = await platform.startDriver('metallb-iad');
-    await new Promise((r) => setTimeout(r, 5_000));
-    expect(await ingress('elder')).toEqual(before);
+    await waitFor('elder carries its IP again', async () => (await ingress('elder')).join() === before.join(), SETTLE_MS);
     expect(await ingress('younger')).toEqual([]);
     expect(await serviceVerdict('elder')).toMatchObject({ status: 'True', reason: 'Attached' });
     expect(await serviceVerdict('younger')).toMatchObject({ status: 'False', reason: 'AssociationRejected' });
+    expect((await getClaim('shared')).status?.associatedTo?.name).toBe('elder');
     await expectLedgerClean();
-    recordScenario('the verdict is durable across a driver restart');
+    recordScenario('the verdict survives MetalLB’s status writes and a driver restart');
   });
 
   it('today’s refusals use the same places: NotLoadBalancer and ClaimNotFound on the Service, the claim says the oldest’s reason', async () => {
