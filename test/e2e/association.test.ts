@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditLedger, createClaim, createClass, crd, holdsOf, startPlatform, type Cr, type Platform } from './support/platform.js';
+import { createClaim, createClass, crd, expectLedgerClean, holdsOf, startPlatform, type Cr, type Platform } from './support/platform.js';
 import type { ControllerProcess } from './support/controller-process.js';
 import { waitFor } from './support/ports.js';
 import { recordScenario } from './support/summary.js';
@@ -89,15 +89,6 @@ async function expectEvent(object: string, reason: string, namespace = NS): Prom
   }, SETTLE_MS);
 }
 
-async function expectLedgerClean(): Promise<void> {
-  let problems: string[] = [];
-  await waitFor('the ledger to add up', async () => {
-    problems = (await auditLedger(admin())).problems;
-    return problems.length === 0;
-  }, SETTLE_MS).catch(() => {
-    throw new Error(`the ledger does not add up: ${problems.join('; ')}`);
-  });
-}
 
 beforeAll(async () => {
   platform = await startPlatform([], '10.0.0.0/24,fd00:10:96::/112');
@@ -134,7 +125,7 @@ describe('a Service switched from claim to claim', () => {
     await admin().core.createNamespacedService({ namespace: NS, body: service('s5', 'c6') });
     await waitFor('s5 carries c6', async () => (await ingress('s5')).join() === c6.address, SETTLE_MS);
     expect((await getAddress(c6.name)).status?.associatedTo).toEqual({ kind: 'Service', namespace: NS, name: 's5' });
-    await expectLedgerClean();
+    await expectLedgerClean(admin());
     recordScenario('a Service switched between claims: each earlier address held again at its IP');
   });
 
@@ -229,7 +220,7 @@ describe('pointing the annotation at a claim that cannot be had', () => {
     await expectEvent('web2', 'ClaimNotBound');
     await expectEvent('unbound', 'ClaimNotBound');
     await expectHeld(first);
-    await expectLedgerClean();
+    await expectLedgerClean(admin());
     recordScenario('a Service pointed at an unbound claim gives its old address back');
   });
 });

@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditLedger, createClaim, createClass, crd, holdsOf, startPlatform, type Cr, type Platform } from './support/platform.js';
+import { createClaim, createClass, crd, expectLedgerClean, holdsOf, startPlatform, type Cr, type Platform } from './support/platform.js';
 import type { ControllerProcess } from './support/controller-process.js';
 import { waitFor } from './support/ports.js';
 import { recordScenario } from './support/summary.js';
@@ -53,15 +53,6 @@ async function expectHeldOnly(address: { name: string; address: string }): Promi
   }, SETTLE_MS);
 }
 
-async function expectLedgerClean(): Promise<void> {
-  let problems: string[] = [];
-  await waitFor('the ledger to add up', async () => {
-    problems = (await auditLedger(admin())).problems;
-    return problems.length === 0;
-  }, SETTLE_MS).catch(() => {
-    throw new Error(`the ledger does not add up: ${problems.join('; ')}`);
-  });
-}
 
 beforeAll(async () => {
   platform = await startPlatform([], '10.0.0.0/24,fd00:10:96::/112');
@@ -96,7 +87,7 @@ describe('a Dual claim on a single-stack Service', () => {
     await waitFor('single carries both', async () => (await ingress('single')).sort().join() === [v4.address, v6.address].sort().join(), SETTLE_MS);
     await waitFor('the IPv6 hold gone', async () => (await holdsOf(admin(), v6.name)).length === 0, SETTLE_MS);
     await waitFor('the verdict says both', async () => !(await serviceVerdict('single'))?.message.includes('stays held'), SETTLE_MS);
-    await expectLedgerClean();
+    await expectLedgerClean(admin());
     recordScenario('a Dual claim on a single-stack Service carries its family; dual-stack carries both');
   });
 });
@@ -159,7 +150,7 @@ describe('one winner among the Services naming a claim', () => {
     expect(await serviceVerdict('elder')).toMatchObject({ status: 'True', reason: 'Attached' });
     expect(await serviceVerdict('younger')).toMatchObject({ status: 'False', reason: 'AssociationRejected' });
     expect((await getClaim('shared')).status?.associatedTo?.name).toBe('elder');
-    await expectLedgerClean();
+    await expectLedgerClean(admin());
     recordScenario('the verdict survives MetalLB’s status writes and a driver restart');
   });
 

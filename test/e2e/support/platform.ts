@@ -243,6 +243,17 @@ function earlierFirst(a: Cr, b: Cr): number {
   return x !== y ? x - y : a.metadata.name! < b.metadata.name! ? -1 : a.metadata.name! > b.metadata.name! ? 1 : 0;
 }
 
+/** Waits until the ledger adds up (auditLedger finds no problem); fails naming what does not. */
+export async function expectLedgerClean(admin: Platform['admin'], timeoutMs = 60_000): Promise<void> {
+  let problems: string[] = [];
+  await waitFor('the ledger to add up', async () => {
+    problems = (await auditLedger(admin)).problems;
+    return problems.length === 0;
+  }, timeoutMs).catch(() => {
+    throw new Error(`the ledger does not add up: ${problems.join('; ')}`);
+  });
+}
+
 /**
  * Everything the ledger says, and what does not add up: each item is an address lost or
  * double-booked, or an IP bound twice (two IPAddresses of one IP, compared as an address, both
