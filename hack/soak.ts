@@ -1,9 +1,9 @@
 /**
  * `npm run soak -- --minutes N --seed S`: the randomized histories of
  * test/e2e/histories.test.ts, run as one long history on a platform of its
- * own (etcd, kube-apiserver, kube-controller-manager, MetalLB, the core and
- * the driver on loopback) until the minutes run out: the same generator,
- * runner and invariant checker (test/e2e/support/histories/). By default it
+ * own (etcd, kube-apiserver, kube-controller-manager, MetalLB and a second
+ * MetalLB started with --lb-class, the core and the driver on loopback) until
+ * the minutes run out: the same generator, runner and invariant checker (test/e2e/support/histories/). By default it
  * goes on after a violation, so one run collects every distinct one; each
  * checkpoint prints a line. At the end: operations, faults, violations and
  * wall time, and the last operations. Exit 1 on a violation (or a controller
@@ -84,12 +84,12 @@ async function main(argv: string[]): Promise<number> {
   };
   process.once('SIGINT', onSigint);
   try {
-    await setUpWorld(platform);
+    const world = await setUpWorld(platform);
     const controllers = new Controllers(platform);
     await controllers.start();
     say(`platform up in ${clock(Date.now() - started)}`);
     const report = await runHistory(
-      { platform, controllers },
+      { platform, controllers, lbMetallb: world.lbMetallb },
       {
         seed: options.seed,
         operations: Infinity,

@@ -1,7 +1,13 @@
 /**
  * Randomized histories: for each of six fixed seeds, 150 operations drawn from
  * a seeded PRNG (claims and Services made, re-pointed, retyped and deleted,
- * names reused, Services of the wrong family, the admin pinning Services by
+ * names reused, Services of the wrong family, two Services naming one claim,
+ * Dual claims on single-stack Services and Services switched between single-
+ * and dual-stack, Services re-applied (server-side apply as helm-controller;
+ * a read-modify-write update) and replaced without the driver's keys, a class
+ * with a loadBalancerClass served by a second MetalLB started with --lb-class
+ * and Services of a matching or mismatching loadBalancerClass (switched by
+ * delete and create: the field is immutable), the admin pinning Services by
  * hand, the admin's mistakes (classes whose own ranges overlap, apart from
  * the world's classes or inside one; duplicate IPAddresses of recorded IPs,
  * some spelled ::ffff:a.b.c.d; spec edits of claims the apiserver must
@@ -26,7 +32,7 @@ import { keepLogs } from './support/histories/logs.js';
 import { failed, formatEntry, formatReport } from './support/histories/report.js';
 import { resetWorld } from './support/histories/reset.js';
 import { DEFAULT_TIMING, runHistory } from './support/histories/runner.js';
-import { SERVICE_CIDRS, setUpWorld } from './support/histories/world.js';
+import { SERVICE_CIDRS, setUpWorld, type World } from './support/histories/world.js';
 import { recordFault, recordScenario } from './support/summary.js';
 
 const SEEDS = process.env.HISTORY_SEEDS ? process.env.HISTORY_SEEDS.split(',').map((s) => Number(s.trim())) : [11, 23, 37, 41, 53, 67];
@@ -55,12 +61,13 @@ if (SEEDS.some((s) => !Number.isInteger(s) || s < 0 || s > 0xffffffff) || !(OPER
 }
 
 let platform: Platform;
+let world: World;
 let controllers: Controllers;
 let firstSeedStarted: number | undefined;
 
 beforeAll(async () => {
   platform = await startPlatform([], SERVICE_CIDRS);
-  await setUpWorld(platform);
+  world = await setUpWorld(platform);
   controllers = new Controllers(platform);
   await controllers.start();
 }, 600_000);
@@ -84,7 +91,7 @@ describe('randomized histories', () => {
         let logs: string | undefined;
         try {
           report = await runHistory(
-            { platform, controllers },
+            { platform, controllers, lbMetallb: world.lbMetallb },
             { seed, operations: OPERATIONS, checkEvery: CHECK_EVERY, deadline, faults: true, timing: TIMING, keepGoing: false },
           );
           if (failed(report)) {

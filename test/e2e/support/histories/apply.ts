@@ -9,40 +9,81 @@ import { readFileSync, statSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { canonicalIp, familyOf } from '../../../../api/ip.js';
 import { GROUP, VERSION } from '../kube.js';
-import { createClaim, createClass, crd, type Cr, type Platform } from '../platform.js';
+import { createClaim, createClass, crd, type Cr, type MetallbController, type Platform } from '../platform.js';
 import type { Controllers } from './controllers.js';
-import { isFault, type Operation, type Stack } from './operations.js';
+import { isFault, type Operation, type ServiceShape, type Stack } from './operations.js';
 import { ordinal } from './order.js';
-import { ADMIN_NAMESPACE, badClassAddresses, CLAIM_ANNOTATION, CLASSES, METALLB_PIN } from './world.js';
+import { sleep } from './time.js';
+import { ADMIN_NAMESPACE, badClassAddresses, CARRIER_LABEL, CLAIM_ANNOTATION, CLASSES, METALLB_PIN, PINNED_MARKER } from './world.js';
 
 export interface Target {
   readonly platform: Platform;
   readonly controllers: Controllers;
+  /** The MetalLB controller of LB_CLASS (setUpWorld), if the world has one. */
+  readonly lbMetallb?: MetallbController;
 }
 
-const STACKS: Record<Stack, Pick<k8s.V1ServiceSpec, 'ipFamilyPolicy' | 'ipFamilies'>> = {
+export const STACKS: Record<Stack, Pick<k8s.V1ServiceSpec, 'ipFamilyPolicy' | 'ipFamilies'>> = {
   v4: { ipFamilyPolicy: 'SingleStack', ipFamilies: ['IPv4'] },
   v6: { ipFamilyPolicy: 'SingleStack', ipFamilies: ['IPv6'] },
   dual: { ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv4', 'IPv6'] },
+  'dual-v6': { ipFamilyPolicy: 'RequireDualStack', ipFamilies: ['IPv6', 'IPv4'] },
   'prefer-dual': { ipFamilyPolicy: 'PreferDualStack', ipFamilies: ['IPv4', 'IPv6'] },
 };
 
 /** A selectorless LoadBalancer Service with one port: nothing runs behind it, MetalLB only assigns. */
-function loadBalancer(namespace: string, name: string, stack: Stack, annotations: Record<string, string>): k8s.V1Service {
-  return { metadata: { name, namespace, annotations }, spec: { type: 'LoadBalancer', ports: [{ port: 80, protocol: 'TCP' }], ...STACKS[stack] } };
+function loadBalancer(namespace: string, name: string, stack: Stack, annotations: Record<string, string>, lbClass?: string): k8s.V1Service {
+  return manifest(namespace, name, { type: 'LoadBalancer', stack, ...(lbClass ? { lbClass } : {}) }, annotations);
+}
+
+/**
+ * A tenant Service's manifest as the history last asked for it (the user's file, so to speak): the
+ * claim annotation, the type, the families and the loadBalancerClass, and nothing of the driver's.
+ */
+function manifest(namespace: string, name: string, shape: ServiceShape, annotations: Record<string, string> = shape.claim ? { [CLAIM_ANNOTATION]: shape.claim } : {}): k8s.V1Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace, annotations },
+    spec: {
+      type: shape.type,
+      ports: [{ port: 80, protocol: 'TCP' }],
+      ...STACKS[shape.stack],
+      ...(shape.type === 'LoadBalancer' && shape.lbClass ? { loadBalancerClass: shape.lbClass } : {}),
+    },
+  };
 }
 
 /** A JSON merge patch of a Service: only the fields named change, so the driver's pin is never rewritten by us. */
-function mergePatch(platform: Platform, namespace: string, name: string, patch: { annotations?: Record<string, string | null>; type?: string }) {
+function mergePatch(
+  platform: Platform,
+  namespace: string,
+  name: string,
+  patch: { annotations?: Record<string, string | null>; type?: string; stack?: Stack },
+) {
+  const spec = { ...(patch.type ? { type: patch.type } : {}), ...(patch.stack ? STACKS[patch.stack] : {}) };
   const body = {
     apiVersion: 'v1',
     kind: 'Service',
     // A null annotation removes the key in a merge patch; KubernetesObject's type has no room for null.
     metadata: { name, namespace, ...(patch.annotations ? { annotations: patch.annotations as Record<string, string> } : {}) },
-    ...(patch.type ? { spec: { type: patch.type } } : {}),
+    ...(Object.keys(spec).length > 0 ? { spec } : {}),
   };
   return platform.admin.objects.patch(body, undefined, undefined, 'histories', undefined, k8s.PatchStrategy.MergePatch);
 }
+
+/** The driver's keys on a Service, in one text: its pin, its marker and its carrier label. */
+function driverKeys(service: k8s.V1Service | undefined): string {
+  const a = service?.metadata?.annotations ?? {};
+  const keys = [
+    a[METALLB_PIN] !== undefined ? `pin ${a[METALLB_PIN]}` : '',
+    a[PINNED_MARKER] !== undefined ? `marker ${a[PINNED_MARKER]}` : '',
+    service?.metadata?.labels?.[CARRIER_LABEL] !== undefined ? 'carrier label' : '',
+  ].filter(Boolean);
+  return keys.length > 0 ? keys.join(', ') : 'none of the driver\'s keys';
+}
+
+const ingressOf = (service: k8s.V1Service | undefined) => (service?.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter(Boolean).join(',') || 'nothing';
 
 const byName = (a: Cr, b: Cr) => ordinal(a.metadata.name!, b.metadata.name!);
 const listAddresses = async (platform: Platform) =>
@@ -62,21 +103,28 @@ const METALLB_RESUME_MS = 180_000;
  * the driver cannot undo what MetalLB has not yet looked at, so the history
  * waits for MetalLB, as an operator would, rather than judge MetalLB's pause.
  */
-async function metallbResumed(platform: Platform): Promise<string> {
+async function metallbResumed({ platform, lbMetallb }: Target): Promise<string> {
   const started = Date.now();
-  const offset = statSync(platform.metallb.logFile).size;
+  // Every MetalLB controller logs the start of a Service's reconcile before it asks whether the
+  // Service is of its load-balancer class: the one started with --lb-class says so of the probe too.
+  const logs = [platform.metallb, ...(lbMetallb ? [lbMetallb.process] : [])].map((p) => ({ file: p.logFile, offset: statSync(p.logFile).size, at: -1 }));
   const needle = `"start reconcile":"${PROBE.namespace}/${PROBE.name}"`;
   let touched = false;
   while (Date.now() - started < METALLB_RESUME_MS) {
     if (!touched) {
       touched = await touchProbe(platform, String(started)).then(() => true, () => false); // the apiserver may still be settling
     }
-    if (touched && readFileSync(platform.metallb.logFile).subarray(offset).toString('utf8').includes(needle)) {
-      return `MetalLB reconciling again after ${((Date.now() - started) / 1000).toFixed(1)} s`;
+    for (const log of logs.filter((l) => touched && l.at < 0)) {
+      if (readFileSync(log.file).subarray(log.offset).toString('utf8').includes(needle)) {
+        log.at = Date.now() - started;
+      }
+    }
+    if (logs.every((l) => l.at >= 0)) {
+      return `MetalLB reconciling again after ${logs.map((l) => `${(l.at / 1000).toFixed(1)} s`).join(' and ')}`;
     }
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
-  return `MetalLB still silent ${METALLB_RESUME_MS / 1000} s after the restart`;
+  return `MetalLB still silent ${METALLB_RESUME_MS / 1000} s after the restart (${logs.filter((l) => l.at < 0).map((l) => l.file.split('/').pop()).join(', ')})`;
 }
 
 async function touchProbe(platform: Platform, stamp: string): Promise<void> {
@@ -106,7 +154,8 @@ export async function applyOperation(target: Target, op: Operation): Promise<str
   }
 }
 
-async function run({ platform, controllers }: Target, op: Operation): Promise<string> {
+async function run(target: Target, op: Operation): Promise<string> {
+  const { platform, controllers } = target;
   const { admin } = platform;
   switch (op.kind) {
     case 'createClaim':
@@ -118,9 +167,36 @@ async function run({ platform, controllers }: Target, op: Operation): Promise<st
     case 'createService':
       await admin.core.createNamespacedService({
         namespace: op.namespace,
-        body: loadBalancer(op.namespace, op.name, op.stack, op.claim ? { [CLAIM_ANNOTATION]: op.claim } : {}),
+        body: loadBalancer(op.namespace, op.name, op.stack, op.claim ? { [CLAIM_ANNOTATION]: op.claim } : {}, op.lbClass),
       });
       return 'ok';
+    case 'reapply':
+      return reapply(platform, op);
+    case 'replace': {
+      // `kubectl replace -f` of the user's file: a PUT with no resourceVersion (a Service takes an
+      // unconditional update), the cluster IPs and node ports kept by the apiserver, the driver's keys gone.
+      const before = await admin.core.readNamespacedService({ namespace: op.namespace, name: op.name });
+      const after = await admin.core.replaceNamespacedService({ namespace: op.namespace, name: op.name, body: manifest(op.namespace, op.name, op.shape) });
+      return `ok: carried ${ingressOf(before)} with ${driverKeys(before)}; now ${driverKeys(after)}`;
+    }
+    case 'setStack':
+      return mergePatch(platform, op.namespace, op.name, { stack: op.stack }).then(() => 'ok');
+    case 'recreateService': {
+      await admin.core.deleteNamespacedService({ namespace: op.namespace, name: op.name });
+      // Nothing holds a tenant Service back (no finalizer here): it is gone at once, or nearly.
+      for (let i = 0; i < 20; i++) {
+        try {
+          await admin.core.createNamespacedService({ namespace: op.namespace, body: manifest(op.namespace, op.name, op.shape) });
+          return 'ok';
+        } catch (error) {
+          if (!(error instanceof k8s.ApiException && error.code === 409) || i === 19) {
+            throw error;
+          }
+        }
+        await sleep(250);
+      }
+      return 'ok';
+    }
     case 'deleteService':
       await admin.core.deleteNamespacedService({ namespace: op.namespace, name: op.name });
       return 'ok';
@@ -185,7 +261,7 @@ async function run({ platform, controllers }: Target, op: Operation): Promise<st
       return `ok: ${await controllers.kill(op.victim)}`;
     case 'restartApiserver':
       await platform.cluster.restartApiserver();
-      return `ok: ${await metallbResumed(platform)}`;
+      return `ok: ${await metallbResumed(target)}`;
   }
 }
 
@@ -229,6 +305,38 @@ async function editClaim(platform: Platform, op: Extract<Operation, { kind: 'edi
   } as k8s.KubernetesObject;
   await platform.admin.objects.patch(patch, undefined, undefined, 'histories', undefined, k8s.PatchStrategy.MergePatch);
   return `ok: spec.${op.field} set to ${JSON.stringify(value)} (it should have been refused)`;
+}
+
+/**
+ * The Service's manifest again, as a deployment tool does it: server-side apply as
+ * `helm-controller`, forced (the driver's keys are another field manager's, so they stay); or a
+ * read-modify-write update (as client-side apply or an editor) that sets what the manifest names
+ * and keeps the rest, the driver's keys with it. Either way the driver should have nothing to do.
+ */
+async function reapply(platform: Platform, op: Extract<Operation, { kind: 'reapply' }>): Promise<string> {
+  const { admin } = platform;
+  const body = manifest(op.namespace, op.name, op.shape);
+  if (op.how === 'apply') {
+    const before = await admin.core.readNamespacedService({ namespace: op.namespace, name: op.name }).catch(() => undefined);
+    const after = (await admin.objects.patch(body, undefined, undefined, 'helm-controller', true, k8s.PatchStrategy.ServerSideApply)) as k8s.V1Service;
+    return `ok: ${before ? `had ${driverKeys(before)}` : 'created'}; has ${driverKeys(after)}`;
+  }
+  const live = await admin.core.readNamespacedService({ namespace: op.namespace, name: op.name });
+  const annotations = { ...live.metadata?.annotations };
+  if (op.shape.claim !== undefined) {
+    annotations[CLAIM_ANNOTATION] = op.shape.claim;
+  } else {
+    delete annotations[CLAIM_ANNOTATION];
+  }
+  const spec: k8s.V1ServiceSpec = { ...live.spec, ...body.spec, ports: live.spec?.ports };
+  if (!body.spec?.loadBalancerClass) {
+    delete spec.loadBalancerClass;
+  }
+  const metadata = { ...live.metadata, annotations };
+  delete metadata.managedFields; // unset: the apiserver keeps them
+  // The resourceVersion read: a Service the driver changed meanwhile answers 409, as it would a user.
+  const after = await admin.core.replaceNamespacedService({ namespace: op.namespace, name: op.name, body: { ...live, metadata, spec } });
+  return `ok: had ${driverKeys(live)}; has ${driverKeys(after)}`;
 }
 
 /** `HTTP 409 AlreadyExists: <message>`, or the first line of a connection error. */

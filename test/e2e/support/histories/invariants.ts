@@ -25,6 +25,25 @@
  *      whole configuration): a class whose ranges overlap, its own or another's, gets no pool
  *  10  a spec edit of a claim (className, family, addressName) is refused with 422 naming the
  *      field: judged on the operation's outcome, not on a snapshot
+ *  11  the association rule's winner (docs/driver.md): among the Services naming a claim, those
+ *      admitted (LoadBalancer, the claim Bound with its addresses recorded, the claim's class's
+ *      loadBalancerClass, a family of the claim: exactly its family for a single-family claim) are
+ *      ordered by creationTimestamp, then name; the oldest carries the claim's addresses of its
+ *      families (its ingress lists them, each address's associatedTo names it), every other
+ *      Service naming the claim carries nothing and has no pin of the driver's, and an address no
+ *      admitted Service carries is associated with nothing
+ *  12  a Dual claim carried by a single-stack Service: the address of the other family stays
+ *      held (its hold carries it) and no other Service carries it
+ *  13  a Service whose loadBalancerClass is not its claim's class's carries nothing and has no pin
+ *  14  the verdict says the rule: a Service naming a claim has the condition
+ *      local.sdn.cozystack.io/Attached, True/Attached for the winner, False with the refusal's
+ *      reason otherwise (NotLoadBalancer, ClaimNotFound, ClaimNotBound, LoadBalancerClassMismatch,
+ *      WrongFamily, AssociationRejected), and none when it names no claim; the claim's
+ *      status.associatedTo names the winner (absent without one) and its Attached condition is
+ *      True/Attached with a winner, else False with the reason of the oldest Service naming it,
+ *      and absent when none names it
+ *  15  a Bound claim's addresses never change while it stays Bound (one claim UID): a replace that
+ *      dropped the driver's pin, a re-apply, a restart or a switch of Services gets the same IPs
  *
  * A duplicate holds no reservation (its IP is its address's): 3 and 4 do not judge it.
  */
@@ -32,8 +51,8 @@ import { familyOf, parseRange, rangeContains, rangesOverlap, type Family, type I
 import { requestedFamilies } from '../../../../api/v1alpha1/index.js';
 import { ordinal } from './order.js';
 import type { Operation } from './operations.js';
-import type { AddressView, ClaimView, ServiceView, Snapshot } from './snapshot.js';
-import { ADMIN_NAMESPACE } from './world.js';
+import type { AddressView, ClaimView, ConditionView, ServiceView, Snapshot } from './snapshot.js';
+import { ADMIN_NAMESPACE, CLAIM_ATTACHED, SERVICE_ATTACHED, TENANTS } from './world.js';
 
 export const INVARIANTS = {
   1: 'one Service per IP',
@@ -46,6 +65,11 @@ export const INVARIANTS = {
   8: 'one IP, one binding: a duplicate IPAddress is never Bound or listed',
   9: "MetalLB's pools never overlap",
   10: "a claim's spec edit is refused",
+  11: 'the oldest admitted Service naming a claim carries it, no other Service naming it carries anything',
+  12: "a Dual claim's other address stays held while a single-stack Service carries it",
+  13: "a Service of another loadBalancerClass than its claim's class carries nothing",
+  14: "the Service's Attached condition and the claim's associatedTo and Attached say the rule's verdict",
+  15: "a Bound claim's addresses never change",
 } as const;
 export type InvariantId = keyof typeof INVARIANTS;
 
@@ -78,6 +102,30 @@ export class ReleasedMemory {
   }
 
   get(uid: string): { name: string; claimUid?: string } | undefined {
+    return this.seen.get(uid);
+  }
+}
+
+/** The addresses each claim (by UID) was first seen Bound with. */
+export class BoundMemory {
+  private readonly seen = new Map<string, string>();
+
+  /** Remembers the addresses of every claim Bound in this snapshot for the first time; forgets claims that are gone. */
+  observe(snapshot: Snapshot): void {
+    const live = new Set(snapshot.claims.map((c) => c.uid));
+    for (const uid of [...this.seen.keys()]) {
+      if (!live.has(uid)) {
+        this.seen.delete(uid);
+      }
+    }
+    for (const c of snapshot.claims) {
+      if (c.phase === 'Bound' && !c.deleting && c.addresses.length > 0 && !this.seen.has(c.uid)) {
+        this.seen.set(c.uid, c.addresses.join(', '));
+      }
+    }
+  }
+
+  get(uid: string): string | undefined {
     return this.seen.get(uid);
   }
 }
@@ -153,8 +201,9 @@ function claimOf(ledger: Ledger, a: AddressView): ClaimView | undefined {
 const inRanges = (ranges: readonly IpRange[] | undefined, ip: string) => (ranges ?? []).some((r) => rangeContains(r, ip));
 const inAnyClass = (ledger: Ledger, ip: string) => [...ledger.ranges.values()].some((r) => inRanges(r, ip));
 
-export function checkInvariants(snapshot: Snapshot, released: ReleasedMemory): Violation[] {
+export function checkInvariants(snapshot: Snapshot, released: ReleasedMemory, bound: BoundMemory = new BoundMemory()): Violation[] {
   const ledger = ledgerOf(snapshot);
+  const rule = ruleOf(ledger);
   return [
     ...oneCarrierPerIp(ledger),
     ...boundClaims(ledger),
@@ -165,6 +214,11 @@ export function checkInvariants(snapshot: Snapshot, released: ReleasedMemory): V
     ...nothingHalfDone(ledger),
     ...oneBindingPerIp(ledger),
     ...poolsApart(ledger),
+    ...winnerCarries(ledger, rule),
+    ...dualOtherHeld(ledger, rule),
+    ...mismatchCarriesNothing(ledger, rule),
+    ...verdictSaid(ledger, rule),
+    ...boundStays(ledger, bound),
   ];
 }
 
@@ -423,6 +477,211 @@ function* poolsApart(ledger: Ledger): Generator<Violation> {
       if (clash.length > 0) {
         yield { invariant: 9, object: `IPAddressPool ${p.name}`, detail: `overlaps IPAddressPool ${q.name}: ${clash.join(', ')}` };
       }
+    }
+  }
+}
+
+/** The association rule's verdict on a Service naming a claim, as the invariants restate it (docs/driver.md). */
+type Expected =
+  | { readonly ok: true; readonly claim: ClaimView; readonly carried: readonly AddressView[] }
+  | { readonly ok: false; readonly claim?: ClaimView; readonly reason: string };
+
+interface Rule {
+  /** Every tenant Service naming a claim, with its own verdict (before the oldest is asked for). */
+  readonly own: ReadonlyMap<ServiceView, Expected>;
+  /** The oldest admitted Service naming each claim, by `namespace/name` of the claim. */
+  readonly winners: ReadonlyMap<string, ServiceView>;
+  /** The Services naming each claim, oldest first. */
+  readonly naming: ReadonlyMap<string, readonly ServiceView[]>;
+  readonly addressByName: ReadonlyMap<string, AddressView>;
+}
+
+const precedes = (a: ServiceView, b: ServiceView) => ordinal(a.created, b.created) || ordinal(a.name, b.name);
+const claimKeyOf = (s: ServiceView) => `${s.namespace}/${s.claim}`;
+const isTenant = (s: ServiceView) => (TENANTS as readonly string[]).includes(s.namespace) && !s.placeholder;
+
+/**
+ * Which of a claim's addresses a Service of these families carries: a Dual claim's of the
+ * Service's families; a single-family claim's only when the Service is exactly of that family.
+ */
+function carriedBy(claim: ClaimView, addresses: readonly AddressView[], families: readonly Family[]): AddressView[] {
+  if (claim.family === 'Dual') {
+    return addresses.filter((a) => families.includes(familyOf(a.ip)!));
+  }
+  const wanted = addresses.map((a) => familyOf(a.ip));
+  return families.length === wanted.length && families.every((f) => wanted.includes(f)) ? [...addresses] : [];
+}
+
+/** The Service's own verdict: the rule's checks in the driver's order, before the oldest is asked for. */
+function ownVerdict(ledger: Ledger, addressByName: ReadonlyMap<string, AddressView>, s: ServiceView): Expected {
+  if (s.type !== 'LoadBalancer') {
+    return { ok: false, reason: 'NotLoadBalancer' };
+  }
+  const claim = ledger.claimByName.get(claimKeyOf(s));
+  if (!claim || claim.deleting) {
+    return { ok: false, reason: 'ClaimNotFound' };
+  }
+  const addresses = claim.addresses.map((name) => addressByName.get(name));
+  const complete = addresses.every((a): a is AddressView => a !== undefined && !a.deleting && a.claimRef?.uid === claim.uid);
+  if (claim.phase !== 'Bound' || addresses.length === 0 || !complete) {
+    return { ok: false, claim, reason: 'ClaimNotBound' };
+  }
+  const required = ledger.snapshot.classes.find((c) => c.name === claim.className)?.loadBalancerClass;
+  if (required !== s.lbClass) {
+    return { ok: false, claim, reason: 'LoadBalancerClassMismatch' };
+  }
+  const carried = carriedBy(claim, addresses, s.families);
+  return carried.length === 0 ? { ok: false, claim, reason: 'WrongFamily' } : { ok: true, claim, carried };
+}
+
+function ruleOf(ledger: Ledger): Rule {
+  const addressByName = new Map(ledger.snapshot.addresses.map((a) => [a.name, a]));
+  const own = new Map<ServiceView, Expected>();
+  const naming = new Map<string, ServiceView[]>();
+  const winners = new Map<string, ServiceView>();
+  for (const s of ledger.snapshot.services) {
+    if (!isTenant(s) || s.claim === undefined || s.deleting) {
+      continue;
+    }
+    const verdict = ownVerdict(ledger, addressByName, s);
+    own.set(s, verdict);
+    naming.set(claimKeyOf(s), [...(naming.get(claimKeyOf(s)) ?? []), s]);
+    const winner = winners.get(claimKeyOf(s));
+    if (verdict.ok && (!winner || precedes(s, winner) < 0)) {
+      winners.set(claimKeyOf(s), s);
+    }
+  }
+  for (const list of naming.values()) {
+    list.sort(precedes);
+  }
+  return { own, winners, naming, addressByName };
+}
+
+/** What the Service's Attached condition should say: the winner carries; every other says its refusal. */
+function expectedCondition(rule: Rule, s: ServiceView): ConditionView {
+  const verdict = rule.own.get(s)!;
+  if (!verdict.ok) {
+    return { status: 'False', reason: verdict.reason };
+  }
+  return rule.winners.get(claimKeyOf(s)) === s ? { status: 'True', reason: 'Attached' } : { status: 'False', reason: 'AssociationRejected' };
+}
+
+const said = (c: ConditionView | undefined) => (c ? `${c.status}/${c.reason}` : 'absent');
+const classIps = (ledger: Ledger, s: ServiceView) => s.ingress.filter((ip) => inAnyClass(ledger, ip));
+
+function* winnerCarries(ledger: Ledger, rule: Rule): Generator<Violation> {
+  for (const c of ledger.snapshot.claims) {
+    if (c.deleting || c.phase !== 'Bound') {
+      continue;
+    }
+    const key = `${c.namespace}/${c.name}`;
+    const winner = rule.winners.get(key);
+    const verdict = winner ? rule.own.get(winner) : undefined;
+    const carried = new Set(verdict?.ok ? verdict.carried.map((a) => a.name) : []);
+    for (const name of c.addresses) {
+      const a = rule.addressByName.get(name);
+      if (!a || a.deleting || ledger.stolen.has(a.ip)) {
+        continue; // a stolen IP is judged by invariant 4
+      }
+      const to = a.associatedTo;
+      const toText = to ? `${to.kind} ${to.namespace}/${to.name}` : 'nothing';
+      if (winner && carried.has(name)) {
+        if (!winner.ingress.includes(a.ip)) {
+          yield { invariant: 11, object: `Service ${svcName(winner)}`, detail: `the oldest admitted Service naming ${key} (created ${winner.created}), yet it does not carry ${a.ip} (${a.name}); it carries ${winner.ingress.join(', ') || 'nothing'}, pin ${winner.pin ?? 'none'}` };
+        }
+        if (to?.kind !== 'Service' || to.namespace !== winner.namespace || to.name !== winner.name) {
+          yield { invariant: 11, object: addressObject(a), detail: `carried by the rule by ${svcName(winner)}, yet associated to ${toText}` };
+        }
+      } else if (to) {
+        yield { invariant: 11, object: addressObject(a), detail: `no admitted Service naming ${key} carries it${winner ? ` (${svcName(winner)} carries its ${[...carried].join(', ')})` : ''}, yet it is associated to ${toText}` };
+      }
+    }
+  }
+  for (const [key, services] of rule.naming) {
+    const winner = rule.winners.get(key);
+    for (const s of services.filter((x) => x !== winner)) {
+      const carries = classIps(ledger, s);
+      if (carries.length > 0 || s.pinned) {
+        const verdict = rule.own.get(s)!;
+        const why = verdict.ok ? `${winner ? svcName(winner) : '?'} is older (created ${winner?.created} against ${s.created})` : `it is refused (${verdict.reason})`;
+        yield { invariant: 11, object: `Service ${svcName(s)}`, detail: `names ${key} but ${why}, yet it carries ${carries.join(', ') || 'nothing'}${s.pinned ? `, pinned by the driver to ${s.pin ?? '(no pin)'}` : ''}` };
+      }
+    }
+  }
+}
+
+function* dualOtherHeld(ledger: Ledger, rule: Rule): Generator<Violation> {
+  for (const [key, winner] of rule.winners) {
+    const verdict = rule.own.get(winner)!;
+    if (!verdict.ok || verdict.claim.family !== 'Dual' || winner.families.length !== 1) {
+      continue;
+    }
+    const carried = new Set(verdict.carried.map((a) => a.name));
+    for (const name of verdict.claim.addresses.filter((n) => !carried.has(n))) {
+      const a = rule.addressByName.get(name)!;
+      if (ledger.stolen.has(a.ip)) {
+        continue;
+      }
+      const carriers = ledger.carriers.get(a.ip) ?? [];
+      const holds = carriers.filter((s) => s.placeholder && s.link === a.name);
+      const others = carriers.filter((s) => !(s.placeholder && s.link === a.name));
+      if (holds.length === 0 || others.length > 0) {
+        yield {
+          invariant: 12,
+          object: addressObject(a),
+          detail: `the ${familyOf(a.ip)} address of Dual claim ${key}, whose carrier ${svcName(winner)} is ${winner.families.join('')} only: ${holds.length === 0 ? 'no hold carries it' : 'held'}${others.length > 0 ? `, and ${others.map(svcName).join(', ')} carry it` : ''}`,
+        };
+      }
+    }
+  }
+}
+
+function* mismatchCarriesNothing(ledger: Ledger, rule: Rule): Generator<Violation> {
+  for (const [s, verdict] of rule.own) {
+    if (!verdict.ok && verdict.reason === 'LoadBalancerClassMismatch' && (s.ingress.length > 0 || s.pin !== undefined || s.pinned)) {
+      const required = ledger.snapshot.classes.find((c) => c.name === verdict.claim?.className)?.loadBalancerClass;
+      yield {
+        invariant: 13,
+        object: `Service ${svcName(s)}`,
+        detail: `of loadBalancerClass ${s.lbClass ?? '(none)'}, naming ${claimKeyOf(s)} of class ${verdict.claim?.className} (${required ?? 'no loadBalancerClass'}), yet it carries ${s.ingress.join(', ') || 'nothing'}, pin ${s.pin ?? 'none'}`,
+      };
+    }
+  }
+}
+
+function* verdictSaid(ledger: Ledger, rule: Rule): Generator<Violation> {
+  for (const s of ledger.snapshot.services.filter((x) => isTenant(x) && !x.deleting)) {
+    const expected = rule.own.has(s) ? expectedCondition(rule, s) : undefined;
+    if (said(expected) !== said(s.attached)) {
+      yield { invariant: 14, object: `Service ${svcName(s)}`, detail: `its ${SERVICE_ATTACHED} condition is ${said(s.attached)}, the rule says ${said(expected)}${s.claim !== undefined ? ` (names ${s.claim})` : ' (names no claim)'}` };
+    }
+  }
+  for (const c of ledger.snapshot.claims.filter((x) => !x.deleting)) {
+    const key = `${c.namespace}/${c.name}`;
+    const naming = rule.naming.get(key) ?? [];
+    const winner = rule.winners.get(key);
+    const expected: ConditionView | undefined = winner
+      ? { status: 'True', reason: 'Attached' }
+      : naming.length > 0
+        ? { status: 'False', reason: expectedCondition(rule, naming[0]!).reason }
+        : undefined;
+    if (said(expected) !== said(c.attached)) {
+      yield { invariant: 14, object: claimObject(c), detail: `its ${CLAIM_ATTACHED} condition is ${said(c.attached)}, the rule says ${said(expected)} (named by ${naming.map(svcName).join(', ') || 'no Service'})` };
+    }
+    const to = c.associatedTo;
+    const toText = to ? `${to.kind} ${to.namespace}/${to.name}` : 'nothing';
+    const wanted = winner ? `Service ${svcName(winner)}` : 'nothing';
+    if (toText !== wanted) {
+      yield { invariant: 14, object: claimObject(c), detail: `status.associatedTo names ${toText}, the rule's winner is ${wanted}` };
+    }
+  }
+}
+
+function* boundStays(ledger: Ledger, bound: BoundMemory): Generator<Violation> {
+  for (const c of ledger.snapshot.claims) {
+    const before = bound.get(c.uid);
+    if (c.phase === 'Bound' && !c.deleting && before !== undefined && before !== c.addresses.join(', ')) {
+      yield { invariant: 15, object: claimObject(c), detail: `was Bound to ${before}, is now Bound to ${c.addresses.join(', ') || 'nothing'}` };
     }
   }
 }

@@ -5,10 +5,36 @@
  * operations on every run. What the cluster makes of them is what is tested.
  */
 import type { Rng } from './prng.js';
-import { BAD_CLASS_NAMES, BAD_CLASS_SHAPES, badClassAddresses, CLAIM_NAMES, CLASSES, MISSING_CLAIM, SERVICE_NAMES, TENANTS, type BadClassShape, type ClaimFamily } from './world.js';
+import {
+  BAD_CLASS_NAMES,
+  BAD_CLASS_SHAPES,
+  badClassAddresses,
+  CLAIM_NAMES,
+  CLASSES,
+  LB_CLASSES,
+  MISSING_CLAIM,
+  SERVICE_NAMES,
+  TENANTS,
+  type BadClassShape,
+  type ClaimFamily,
+} from './world.js';
 
-/** How a Service asks for ClusterIP families: v4/v6 SingleStack, dual RequireDualStack, prefer-dual PreferDualStack. */
-export type Stack = 'v4' | 'v6' | 'dual' | 'prefer-dual';
+/**
+ * How a Service asks for ClusterIP families: v4/v6 SingleStack; dual RequireDualStack (IPv4
+ * first), dual-v6 RequireDualStack (IPv6 first: what a v6 Service becomes when made dual-stack),
+ * prefer-dual PreferDualStack (dual on this dual-stack cluster).
+ */
+export type Stack = 'v4' | 'v6' | 'dual' | 'dual-v6' | 'prefer-dual';
+/** A tenant Service as the history asked for it last: what a re-apply or a replace writes again. */
+export interface ServiceShape {
+  readonly claim?: string;
+  readonly type: 'LoadBalancer' | 'ClusterIP';
+  readonly stack: Stack;
+  /** spec.loadBalancerClass (only on a LoadBalancer). */
+  readonly lbClass?: string;
+}
+/** How a Service is re-applied: server-side apply as helm-controller (forced), or a read-modify-write update that keeps what it does not name. */
+export type Reapply = 'apply' | 'update';
 export type Victim = 'core' | 'driver';
 /** The fields of a claim's spec that are immutable once set (the PersistentVolumeClaim rules). */
 export type ClaimField = 'className' | 'family' | 'addressName';
@@ -17,8 +43,29 @@ export const CLAIM_FIELDS: readonly ClaimField[] = ['className', 'family', 'addr
 export type Operation =
   | { readonly kind: 'createClaim'; readonly namespace: string; readonly name: string; readonly className: string; readonly family: ClaimFamily }
   | { readonly kind: 'deleteClaim'; readonly namespace: string; readonly name: string }
-  /** `wrongFamily`: the stack deliberately cannot carry the claim's family. */
-  | { readonly kind: 'createService'; readonly namespace: string; readonly name: string; readonly claim?: string; readonly stack: Stack; readonly wrongFamily: boolean }
+  /**
+   * `wrongFamily`: the stack deliberately cannot carry the claim's family. `variant` says why it was
+   * drawn (for the report's mix): a second Service naming a claim another Service names, a Dual
+   * claim on a single-stack Service, a loadBalancerClass other than the claim's class's.
+   */
+  | {
+      readonly kind: 'createService';
+      readonly namespace: string;
+      readonly name: string;
+      readonly claim?: string;
+      readonly stack: Stack;
+      readonly wrongFamily: boolean;
+      readonly lbClass?: string;
+      readonly variant?: 'twin' | 'dual-on-single' | 'lb-mismatch';
+    }
+  /** The Service's manifest (the history's shape of it) written again, keeping the driver's keys. */
+  | { readonly kind: 'reapply'; readonly namespace: string; readonly name: string; readonly how: Reapply; readonly shape: ServiceShape }
+  /** The Service replaced (PUT) by its manifest, which has none of the driver's keys (pin, marker, carrier label). */
+  | { readonly kind: 'replace'; readonly namespace: string; readonly name: string; readonly shape: ServiceShape }
+  /** ipFamilyPolicy/ipFamilies changed: single-stack made dual-stack (keeping its first family), or back. */
+  | { readonly kind: 'setStack'; readonly namespace: string; readonly name: string; readonly from: Stack; readonly stack: Stack }
+  /** spec.loadBalancerClass is immutable: the Service deleted and made again under its name with `shape` (another class). */
+  | { readonly kind: 'recreateService'; readonly namespace: string; readonly name: string; readonly shape: ServiceShape }
   | { readonly kind: 'deleteService'; readonly namespace: string; readonly name: string }
   | { readonly kind: 'annotate'; readonly namespace: string; readonly name: string; readonly claim: string }
   | { readonly kind: 'unannotate'; readonly namespace: string; readonly name: string }
@@ -43,6 +90,17 @@ export type Operation =
 
 export const isFault = (op: Operation) => op.kind === 'kill' || op.kind === 'restartApiserver';
 
+const describeShape = (shape: ServiceShape) =>
+  `${shape.type}, ${shape.stack}${shape.lbClass ? `, class ${shape.lbClass}` : ''}${shape.claim ? `, claim ${shape.claim}` : ', no claim'}`;
+
+/** What the report's mix counts an operation under: its kind, and for a Service's creation why it was drawn. */
+export function tallyKey(op: Operation): string {
+  if (op.kind === 'createService' && op.variant) {
+    return `createService:${op.variant}`;
+  }
+  return op.kind === 'reapply' ? `reapply:${op.how}` : op.kind;
+}
+
 export function describeOperation(op: Operation): string {
   switch (op.kind) {
     case 'createClaim':
@@ -50,7 +108,18 @@ export function describeOperation(op: Operation): string {
     case 'deleteClaim':
       return `delete claim ${op.namespace}/${op.name}`;
     case 'createService':
-      return `create Service ${op.namespace}/${op.name} (LoadBalancer, ${op.stack}${op.claim ? `, claim ${op.claim}` : ', no claim'}${op.wrongFamily ? ', wrong family' : ''})`;
+      return (
+        `create Service ${op.namespace}/${op.name} (LoadBalancer, ${op.stack}${op.lbClass ? `, class ${op.lbClass}` : ''}` +
+        `${op.claim ? `, claim ${op.claim}` : ', no claim'}${op.wrongFamily ? ', wrong family' : ''}${op.variant ? `, ${op.variant}` : ''})`
+      );
+    case 'reapply':
+      return `re-apply Service ${op.namespace}/${op.name} (${op.how === 'apply' ? 'server-side apply as helm-controller, forced' : 'read-modify-write update'}; ${describeShape(op.shape)})`;
+    case 'replace':
+      return `replace Service ${op.namespace}/${op.name} by its manifest, without the driver's keys (${describeShape(op.shape)})`;
+    case 'setStack':
+      return `make Service ${op.namespace}/${op.name} ${op.stack} (was ${op.from})`;
+    case 'recreateService':
+      return `delete Service ${op.namespace}/${op.name} and create it again (${describeShape(op.shape)})`;
     case 'deleteService':
       return `delete Service ${op.namespace}/${op.name}`;
     case 'annotate':
@@ -82,8 +151,8 @@ export function describeOperation(op: Operation): string {
 
 /** What the history has asked for so far: the generator's only memory. */
 export class Model {
-  readonly claims = new Map<string, { family: ClaimFamily }>();
-  readonly services = new Map<string, { claim?: string; type: 'LoadBalancer' | 'ClusterIP' }>();
+  readonly claims = new Map<string, { family: ClaimFamily; className: string }>();
+  readonly services = new Map<string, { claim?: string; type: 'LoadBalancer' | 'ClusterIP'; stack: Stack; lbClass?: string }>();
   readonly adminPins = new Set<string>();
   readonly badClasses = new Set<string>();
   private pins = 0;
@@ -104,14 +173,30 @@ export class Model {
   apply(op: Operation): void {
     switch (op.kind) {
       case 'createClaim':
-        this.claims.set(key(op.namespace, op.name), { family: op.family });
+        // A claim the history holds already is answered 409 and keeps its class and family.
+        if (!this.claims.has(key(op.namespace, op.name))) {
+          this.claims.set(key(op.namespace, op.name), { family: op.family, className: op.className });
+        }
         break;
       case 'deleteClaim':
         this.claims.delete(key(op.namespace, op.name));
         break;
       case 'createService':
-        this.services.set(key(op.namespace, op.name), { claim: op.claim, type: 'LoadBalancer' });
+        // A name the history holds already is answered 409: the Service stays as it was (its shape is what a replace writes).
+        if (!this.services.has(key(op.namespace, op.name))) {
+          this.services.set(key(op.namespace, op.name), { claim: op.claim, type: 'LoadBalancer', stack: op.stack, ...(op.lbClass ? { lbClass: op.lbClass } : {}) });
+        }
         break;
+      case 'recreateService':
+        this.services.set(key(op.namespace, op.name), { ...op.shape });
+        break;
+      case 'setStack': {
+        const service = this.services.get(key(op.namespace, op.name));
+        if (service) {
+          service.stack = op.stack;
+        }
+        break;
+      }
       case 'deleteService':
         this.services.delete(key(op.namespace, op.name));
         break;
@@ -126,6 +211,9 @@ export class Model {
             delete service.claim;
           } else {
             service.type = op.type;
+            if (op.type !== 'LoadBalancer') {
+              delete service.lbClass; // the apiserver drops it with the type (it is only a LoadBalancer's)
+            }
           }
         }
         break;
@@ -178,6 +266,16 @@ export const WEIGHTS = {
   editClaim: 2,
   /** Creating while no name of the pool is free. */
   createWhenFull: 0.5,
+  /** The same manifest again (server-side apply as helm-controller, or an update keeping the rest). */
+  reapply: 5,
+  /** A PUT of the manifest, which drops the driver's keys. */
+  replace: 4,
+  /** Single-stack made dual-stack or back (mostly Services naming a Dual claim). */
+  setStack: 3,
+  /** Deleted and made again with another spec.loadBalancerClass (immutable). */
+  recreateService: 2,
+  /** A second Service naming a claim another Service names already. */
+  twinService: 3,
 } as const;
 
 export interface GeneratorOptions {
@@ -200,10 +298,53 @@ function someClaim(rng: Rng, model: Model, namespace: string, not?: string): str
   return held.length > 0 && rng.chance(0.75) ? rng.pick(held) : rng.pick(CLAIM_NAMES.filter((c) => c !== not));
 }
 
-const stackFor = (family: ClaimFamily | undefined): Stack => (family === 'IPv6' ? 'v6' : family === 'Dual' ? 'dual' : 'v4');
+/**
+ * A stack for a Service naming a claim of this family: its own, except that a Dual claim gets a
+ * single-stack Service (IPv4 or IPv6) nearly half the time, which carries only that family's address.
+ */
+function stackFor(rng: Rng, family: ClaimFamily | undefined): Stack {
+  if (family === 'Dual') {
+    return rng.weighted([['dual', 4], ['prefer-dual', 1], ['v4', 2.5], ['v6', 2.5]] as const);
+  }
+  return family === 'IPv6' ? 'v6' : 'v4';
+}
 
-/** A stack that cannot carry the family: SingleStack IPv4 for IPv6 (or Dual), PreferDualStack for IPv4. */
-const wrongStackFor = (family: ClaimFamily): Stack => (family === 'IPv4' ? 'prefer-dual' : 'v4');
+/**
+ * A stack that cannot carry the family: SingleStack IPv4 for IPv6, PreferDualStack (dual on this
+ * dual-stack cluster) for IPv4. A Dual claim has none: every stack carries one of its families.
+ */
+const wrongStackFor = (family: ClaimFamily): Stack | undefined => (family === 'IPv4' ? 'prefer-dual' : family === 'IPv6' ? 'v4' : undefined);
+
+/** The loadBalancerClass of a claim's class (undefined: none, or no such claim in the model). */
+function lbClassOf(model: Model, namespace: string, claim: string | undefined): string | undefined {
+  const className = claim ? model.claims.get(key(namespace, claim))?.className : undefined;
+  return CLASSES.find((c) => c.name === className)?.loadBalancerClass;
+}
+
+/** Mostly the class the claim's class asks for; one time in ten another (refused: LoadBalancerClassMismatch). */
+function lbClassFor(rng: Rng, model: Model, namespace: string, claim: string | undefined): { lbClass?: string; mismatch: boolean } {
+  const wanted = lbClassOf(model, namespace, claim);
+  if (rng.chance(0.1)) {
+    const other = rng.pick(LB_CLASSES.filter((c) => c !== wanted));
+    return { ...(other ? { lbClass: other } : {}), mismatch: claim !== undefined };
+  }
+  return { ...(wanted ? { lbClass: wanted } : {}), mismatch: false };
+}
+
+/** How a single- or dual-stack Service changes: single-stack to dual-stack keeping its family first, dual-stack back to its first family. */
+const RESTACK: Record<Stack, Stack> = { v4: 'dual', v6: 'dual-v6', dual: 'v4', 'dual-v6': 'v6', 'prefer-dual': 'v4' };
+
+/** A Service of the model, drawn mostly (share `p`) from those `prefer` picks when there are any. */
+function someService(rng: Rng, model: Model, p: number, prefer: (s: { claim?: string; type: string; stack: Stack }, namespace: string) => boolean): [string, string] {
+  const all = [...model.services.keys()];
+  const preferred = all.filter((k) => prefer(model.services.get(k)!, split(k)[0]));
+  return split(preferred.length > 0 && rng.chance(p) ? rng.pick(preferred) : rng.pick(all));
+}
+
+const shapeOf = (model: Model, namespace: string, name: string): ServiceShape => {
+  const s = model.services.get(key(namespace, name))!;
+  return { ...(s.claim !== undefined ? { claim: s.claim } : {}), type: s.type, stack: s.stack, ...(s.lbClass ? { lbClass: s.lbClass } : {}) };
+};
 
 /** Draws the next operation and notes it in the model. */
 export function nextOperation(rng: Rng, model: Model, options: GeneratorOptions): Operation {
@@ -216,6 +357,16 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
   const claims = [...model.claims.keys()];
   const services = [...model.services.keys()];
   const annotated = services.filter((s) => model.services.get(s)!.claim !== undefined);
+  /**
+   * Not a LoadBalancer of a loadBalancerClass: MetalLB v0.16.1 never lets go of the IP of such a
+   * Service made ClusterIP. The apiserver drops spec.loadBalancerClass with the type, and the
+   * MetalLB started with --lb-class then filters the Service out before its handler
+   * (internal/k8s/controllers/service_controller.go, filterByLoadBalancerClass), so its allocator
+   * keeps the IP for it until the Service is deleted: the claim's hold, and any later Service of
+   * the claim, is refused the IP ("address also in use by"). A tenant changes such a Service's
+   * type by deleting and recreating it (recreateService does).
+   */
+  const retypable = services.filter((s) => !(model.services.get(s)!.type === 'LoadBalancer' && model.services.get(s)!.lbClass));
   const w = WEIGHTS;
   const claimSlots = TENANTS.length * CLAIM_NAMES.length;
   const serviceSlots = TENANTS.length * SERVICE_NAMES.length;
@@ -228,19 +379,26 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
     ['annotate', services.length ? w.annotate : 0],
     ['annotateMissing', services.length ? w.annotateMissing : 0],
     ['unannotate', annotated.length ? w.unannotate : 0],
-    ['setType', services.length ? w.setType : 0],
+    ['setType', retypable.length ? w.setType : 0],
     ['adminPin', w.adminPin],
     ['adminUnpin', model.adminPins.size ? w.adminUnpin : 0],
     ['adminDeleteReleased', w.adminDeleteReleased],
     ['killDriver', options.faults ? w.killDriver : 0],
     ['killCore', options.faults ? w.killCore : 0],
     ['restartApiserver', options.faults ? w.restartApiserver : 0],
+    ['reapply', services.length ? w.reapply : 0],
+    ['replace', services.length ? w.replace : 0],
+    ['setStack', services.length ? w.setStack : 0],
+    ['recreateService', services.length ? w.recreateService : 0],
+    ['twinService', annotated.some((s) => model.claims.has(key(split(s)[0], model.services.get(s)!.claim!))) ? w.twinService : 0],
   ] as const);
   switch (kind) {
     case 'createClaim': {
       const ipClass = rng.pick(CLASSES);
       const namespace = rng.pick(TENANTS);
-      return { kind: 'createClaim', namespace, name: freshName(rng, model.claims, namespace, CLAIM_NAMES), className: ipClass.name, family: rng.pick(ipClass.families) };
+      // Dual twice as likely as either family where a class has both: Dual claims meet single-stack Services more often.
+      const family = rng.weighted(ipClass.families.map((f) => [f, f === 'Dual' ? 2 : 1] as const));
+      return { kind: 'createClaim', namespace, name: freshName(rng, model.claims, namespace, CLAIM_NAMES), className: ipClass.name, family };
     }
     case 'deleteClaim': {
       const [namespace, name] = split(rng.pick(claims));
@@ -250,15 +408,49 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
       const namespace = rng.pick(TENANTS);
       const name = freshName(rng, model.services, namespace, SERVICE_NAMES);
       if (rng.chance(0.15)) {
-        return { kind: 'createService', namespace, name, stack: rng.pick(['v4', 'v6', 'dual'] as const), wrongFamily: false };
+        const { lbClass } = lbClassFor(rng, model, namespace, undefined);
+        return { kind: 'createService', namespace, name, stack: rng.pick(['v4', 'v6', 'dual'] as const), wrongFamily: false, ...(lbClass ? { lbClass } : {}) };
       }
-      const claim = someClaim(rng, model, namespace);
-      return { kind: 'createService', namespace, name, claim, stack: stackFor(model.claims.get(key(namespace, claim))?.family), wrongFamily: false };
+      return serviceNaming(rng, model, namespace, name, someClaim(rng, model, namespace));
+    }
+    case 'twinService': {
+      // A claim some Service of the model names already: the oldest admitted of the two carries it.
+      const named = [...new Set(annotated.map((s) => key(split(s)[0], model.services.get(s)!.claim!)))].filter((c) => model.claims.has(c)).sort();
+      const [namespace, claim] = split(rng.pick(named));
+      return { ...serviceNaming(rng, model, namespace, freshName(rng, model.services, namespace, SERVICE_NAMES), claim), variant: 'twin' };
     }
     case 'wrongFamilyService': {
       const [namespace, claim] = split(rng.pick(claims));
+      const name = freshName(rng, model.services, namespace, SERVICE_NAMES);
+      const lbClass = lbClassOf(model, namespace, claim);
       const stack = wrongStackFor(model.claims.get(key(namespace, claim))!.family);
-      return { kind: 'createService', namespace, name: freshName(rng, model.services, namespace, SERVICE_NAMES), claim, stack, wrongFamily: true };
+      if (!stack) {
+        // A Dual claim: a single-stack Service of either family, which carries that family's address only.
+        return { kind: 'createService', namespace, name, claim, stack: rng.pick(['v4', 'v6'] as const), wrongFamily: false, variant: 'dual-on-single', ...(lbClass ? { lbClass } : {}) };
+      }
+      return { kind: 'createService', namespace, name, claim, stack, wrongFamily: true, ...(lbClass ? { lbClass } : {}) };
+    }
+    case 'reapply': {
+      const [namespace, name] = someService(rng, model, 0.8, (s) => s.claim !== undefined);
+      return { kind: 'reapply', namespace, name, how: rng.chance(0.6) ? 'apply' : 'update', shape: shapeOf(model, namespace, name) };
+    }
+    case 'replace': {
+      const [namespace, name] = someService(rng, model, 0.85, (s) => s.claim !== undefined && s.type === 'LoadBalancer');
+      return { kind: 'replace', namespace, name, shape: shapeOf(model, namespace, name) };
+    }
+    case 'setStack': {
+      const [namespace, name] = someService(rng, model, 0.7, (s, ns) => s.claim !== undefined && model.claims.get(key(ns, s.claim))?.family === 'Dual');
+      const from = model.services.get(key(namespace, name))!.stack;
+      return { kind: 'setStack', namespace, name, from, stack: RESTACK[from] };
+    }
+    case 'recreateService': {
+      const [namespace, name] = someService(rng, model, 0.7, (s, ns) => s.claim !== undefined && model.claims.has(key(ns, s.claim)));
+      const shape = shapeOf(model, namespace, name);
+      const wanted = lbClassOf(model, namespace, shape.claim);
+      // Half the time to the class the claim asks for when it has another; else any other class.
+      const others = LB_CLASSES.filter((c) => c !== shape.lbClass);
+      const lbClass = others.includes(wanted) && rng.chance(0.5) ? wanted : rng.pick(others);
+      return { kind: 'recreateService', namespace, name, shape: { ...(shape.claim !== undefined ? { claim: shape.claim } : {}), type: 'LoadBalancer', stack: shape.stack, ...(lbClass ? { lbClass } : {}) } };
     }
     case 'deleteService': {
       const [namespace, name] = split(rng.pick(services));
@@ -275,7 +467,7 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
       return { kind: 'unannotate', namespace, name };
     }
     case 'setType': {
-      const [namespace, name] = split(rng.pick(services));
+      const [namespace, name] = split(rng.pick(retypable));
       const type = model.services.get(key(namespace, name))!.type === 'LoadBalancer' ? 'ClusterIP' : 'LoadBalancer';
       return { kind: 'setType', namespace, name, type };
     }
@@ -292,6 +484,15 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
     case 'restartApiserver':
       return { kind: 'restartApiserver' };
   }
+}
+
+/** A new Service naming `claim`: a stack for the claim's family, the class its class asks for (mostly). */
+function serviceNaming(rng: Rng, model: Model, namespace: string, name: string, claim: string): Extract<Operation, { kind: 'createService' }> {
+  const family = model.claims.get(key(namespace, claim))?.family;
+  const stack = stackFor(rng, family);
+  const { lbClass, mismatch } = lbClassFor(rng, model, namespace, claim);
+  const variant = mismatch ? 'lb-mismatch' : family === 'Dual' && (stack === 'v4' || stack === 'v6') ? 'dual-on-single' : undefined;
+  return { kind: 'createService', namespace, name, claim, stack, wrongFamily: false, ...(lbClass ? { lbClass } : {}), ...(variant ? { variant } : {}) };
 }
 
 /** How often an admin's mistake follows a tenant's operation (about one in fourteen). */

@@ -5,8 +5,8 @@
  * The suite and the soak both run this.
  */
 import { applyOperation, type Target } from './apply.js';
-import { checkInvariants, checkOutcome, ReleasedMemory, type Violation } from './invariants.js';
-import { describeOperation, isFault, Model, nextMistake, nextOperation } from './operations.js';
+import { BoundMemory, checkInvariants, checkOutcome, ReleasedMemory, type Violation } from './invariants.js';
+import { describeOperation, isFault, Model, nextMistake, nextOperation, tallyKey } from './operations.js';
 import { Rng } from './prng.js';
 import { fingerprint, readSnapshot, type Snapshot } from './snapshot.js';
 import { seconds, sleep } from './time.js';
@@ -91,6 +91,7 @@ export async function runHistory(target: Target, options: HistoryOptions): Promi
   const mistakes = new Rng(options.seed ^ 0x0badc1a5);
   const model = new Model();
   const released = new ReleasedMemory();
+  const bound = new BoundMemory();
   const known = new Set<string>();
   const report: HistoryReport = {
     seed: options.seed,
@@ -113,11 +114,13 @@ export async function runHistory(target: Target, options: HistoryOptions): Promi
       report.crashes.push(`after operation ${report.operations}: ${crash}`);
       note(0, `check ${report.checks}: ${crash.split('\n')[0]}; started again`);
     }
-    if (target.platform.metallb.process.exitCode !== null) {
-      throw new Error(`MetalLB's controller exited (${target.platform.metallb.process.exitCode}):\n${target.platform.metallb.tail(15)}`);
+    for (const m of [target.platform.metallb, ...(target.lbMetallb ? [target.lbMetallb.process] : [])]) {
+      if (m.process.exitCode !== null) {
+        throw new Error(`MetalLB's controller ${m.name} exited (${m.process.exitCode}):\n${m.tail(15)}`);
+      }
     }
     const quiet = await waitForQuiet(target, options.timing, options.stopRequested);
-    const { found, census } = await settle(target, options.timing, released, known, options.stopRequested);
+    const { found, census } = await settle(target, options.timing, released, bound, known, options.stopRequested);
     for (const v of found) {
       known.add(subject(v));
       report.violations.push({ ...v, afterOperation: report.operations, historyLength: report.history.length });
@@ -145,7 +148,7 @@ export async function runHistory(target: Target, options: HistoryOptions): Promi
     let refusedWrongly = false;
     for (const each of slip ? [op, slip] : [op]) {
       const outcome = await applyOperation(target, each);
-      const tally = (report.mix[each.kind] ??= { ran: 0, ok: 0 });
+      const tally = (report.mix[tallyKey(each)] ??= { ran: 0, ok: 0 });
       tally.ran++;
       tally.ok += outcome.startsWith('ok') ? 1 : 0;
       if (isFault(each)) {
@@ -210,6 +213,7 @@ async function settle(
   target: Target,
   timing: Timing,
   released: ReleasedMemory,
+  bound: BoundMemory,
   known: ReadonlySet<string>,
   stopRequested = () => false,
 ): Promise<{ found: Omit<FoundViolation, 'afterOperation' | 'historyLength'>[]; census: string }> {
@@ -223,8 +227,9 @@ async function settle(
     if (snapshot) {
       read = true;
       census = censusOf(snapshot);
-      last = checkInvariants(snapshot, released).filter((v) => !known.has(subject(v)));
+      last = checkInvariants(snapshot, released, bound).filter((v) => !known.has(subject(v)));
       released.observe(snapshot);
+      bound.observe(snapshot);
       const present = new Set(last.map(subject));
       for (const k of [...presentSince.keys()].filter((k) => !present.has(k))) {
         presentSince.delete(k);

@@ -5,10 +5,16 @@
  * fingerprint changes exactly when the ledger does.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { canonicalIp } from '../../../../api/ip.js';
+import { canonicalIp, familyOf, type Family } from '../../../../api/ip.js';
 import { crd, LINK_LABEL, PLACEHOLDERS, type Cr, type Platform } from '../platform.js';
 import { ordinal } from './order.js';
-import { CLAIM_ANNOTATION, METALLB_PIN } from './world.js';
+import { CLAIM_ANNOTATION, CLAIM_ATTACHED, METALLB_PIN, PINNED_MARKER, SERVICE_ATTACHED } from './world.js';
+
+/** A condition as the invariants read it: its status and reason (not its times, nor its message). */
+export interface ConditionView {
+  readonly status: string;
+  readonly reason: string;
+}
 
 export interface ClaimView {
   readonly namespace: string;
@@ -21,6 +27,10 @@ export interface ClaimView {
   readonly family?: string;
   /** status.addresses[].name */
   readonly addresses: readonly string[];
+  /** status.associatedTo: the workload that carries its addresses (the driver's verdict). */
+  readonly associatedTo?: { readonly kind: string; readonly namespace: string; readonly name: string };
+  /** The driver's `Attached` condition. */
+  readonly attached?: ConditionView;
 }
 
 export interface AddressView {
@@ -45,6 +55,16 @@ export interface ServiceView {
   /** The claim annotation. */
   readonly claim?: string;
   readonly pin?: string;
+  /** The driver's marker of its own pin. */
+  readonly pinned: boolean;
+  /** creationTimestamp (ISO): the oldest admitted Service naming a claim carries it. */
+  readonly created: string;
+  /** spec.loadBalancerClass. */
+  readonly lbClass?: string;
+  /** Its IP families as MetalLB reads them: spec.ipFamilies, else those of its cluster IPs. */
+  readonly families: readonly Family[];
+  /** The driver's `local.sdn.cozystack.io/Attached` condition in its status. */
+  readonly attached?: ConditionView;
   /** In the driver's namespace: the IPAddress its link label names. */
   readonly link?: string;
   readonly placeholder: boolean;
@@ -55,6 +75,7 @@ export interface ServiceView {
 export interface ClassView {
   readonly name: string;
   readonly addresses: readonly string[];
+  readonly loadBalancerClass?: string;
 }
 
 /** An IPAddressPool in MetalLB's namespace, whoever wrote it. */
@@ -78,7 +99,16 @@ const canonical = (ip: string) => canonicalIp(ip) ?? ip;
 const byKey = <T extends { namespace?: string; name: string }>(a: T, b: T) =>
   ordinal(`${a.namespace ?? ''}/${a.name}`, `${b.namespace ?? ''}/${b.name}`);
 
+function conditionView(conditions: unknown, type: string): ConditionView | undefined {
+  const c = ((conditions ?? []) as { type: string; status: string; reason?: string }[]).find((x) => x.type === type);
+  return c ? { status: c.status, reason: c.reason ?? '' } : undefined;
+}
+
+const createdText = (at: string | Date | undefined) => (at ? new Date(at).toISOString() : '\uffff'); // none: last, as the controllers order it
+
 export function claimView(c: Cr): ClaimView {
+  const to = c.status?.associatedTo as ClaimView['associatedTo'];
+  const attached = conditionView(c.status?.conditions, CLAIM_ATTACHED);
   return {
     namespace: c.metadata.namespace!,
     name: c.metadata.name!,
@@ -88,6 +118,8 @@ export function claimView(c: Cr): ClaimView {
     className: c.status?.className || c.spec.className,
     family: c.spec.family,
     addresses: ((c.status?.addresses ?? []) as { name: string }[]).map((a) => a.name).sort(),
+    ...(to ? { associatedTo: { kind: to.kind, namespace: to.namespace, name: to.name } } : {}),
+    ...(attached ? { attached } : {}),
   };
 }
 
@@ -98,7 +130,7 @@ export function addressView(a: Cr): AddressView {
     name: a.metadata.name!,
     uid: a.metadata.uid!,
     ip: canonical(a.spec.address),
-    created: a.metadata.creationTimestamp ? new Date(a.metadata.creationTimestamp).toISOString() : '\uffff', // none: last, as the controllers order it
+    created: createdText(a.metadata.creationTimestamp),
     className: a.spec.className,
     deleting: Boolean(a.metadata.deletionTimestamp),
     phase: a.status?.phase,
@@ -111,6 +143,11 @@ export function serviceView(s: k8s.V1Service): ServiceView {
   const annotations = s.metadata?.annotations ?? {};
   const placeholder = s.metadata?.namespace === PLACEHOLDERS;
   const link = placeholder ? s.metadata?.labels?.[LINK_LABEL] : undefined;
+  const declared = (s.spec?.ipFamilies ?? []).filter((f): f is Family => f === 'IPv4' || f === 'IPv6');
+  const clusterIps = s.spec?.clusterIPs?.length ? s.spec.clusterIPs : s.spec?.clusterIP ? [s.spec.clusterIP] : [];
+  const families = declared.length > 0 ? declared : clusterIps.map((ip) => familyOf(ip)).filter((f): f is Family => f !== undefined);
+  // The REST client hands conditions over as parsed JSON.
+  const attached = conditionView(s.status?.conditions, SERVICE_ATTACHED);
   return {
     namespace: s.metadata!.namespace!,
     name: s.metadata!.name!,
@@ -118,6 +155,11 @@ export function serviceView(s: k8s.V1Service): ServiceView {
     deleting: Boolean(s.metadata?.deletionTimestamp),
     ...(annotations[CLAIM_ANNOTATION] !== undefined ? { claim: annotations[CLAIM_ANNOTATION] } : {}),
     ...(annotations[METALLB_PIN] !== undefined ? { pin: annotations[METALLB_PIN] } : {}),
+    pinned: annotations[PINNED_MARKER] === 'true',
+    created: createdText(s.metadata?.creationTimestamp),
+    ...(s.spec?.loadBalancerClass ? { lbClass: s.spec.loadBalancerClass } : {}),
+    families,
+    ...(attached ? { attached } : {}),
     ...(link ? { link } : {}),
     placeholder,
     ingress: (s.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter((ip): ip is string => Boolean(ip)).map(canonical).sort(),
@@ -136,7 +178,13 @@ export async function readSnapshot(admin: Platform['admin']): Promise<Snapshot> 
     claims: claims.items.map(claimView).sort(byKey),
     addresses: addresses.items.map(addressView).sort(byKey),
     services: services.items.map(serviceView).sort(byKey),
-    classes: classes.items.map((c) => ({ name: c.metadata.name!, addresses: [...((c.spec.parameters?.addresses ?? []) as string[])] })).sort(byKey),
+    classes: classes.items
+      .map((c) => ({
+        name: c.metadata.name!,
+        addresses: [...((c.spec.parameters?.addresses ?? []) as string[])],
+        ...(c.spec.loadBalancerClass ? { loadBalancerClass: c.spec.loadBalancerClass as string } : {}),
+      }))
+      .sort(byKey),
     pools: pools.items.map((p) => ({ name: p.metadata.name!, addresses: [...((p.spec?.addresses ?? []) as string[])] })).sort(byKey),
   };
 }

@@ -3,7 +3,7 @@
  * tenant namespaces, the admin's namespace, and small pools of names so that
  * names are reused within a history and across histories.
  */
-import type { Platform } from '../platform.js';
+import type { MetallbController, Platform } from '../platform.js';
 import { createClass } from '../platform.js';
 
 /**
@@ -20,7 +20,19 @@ export interface HistoryClass {
   readonly reclaimPolicy: 'Retain' | 'Delete';
   /** The families a claim of this class may ask for. */
   readonly families: readonly ClaimFamily[];
+  /** spec.loadBalancerClass: the Services carrying the class's addresses must be of it (a MetalLB started with --lb-class serves them). */
+  readonly loadBalancerClass?: string;
 }
+
+/**
+ * The load-balancer class of the class `h-lb`, served by a second MetalLB controller started with
+ * `--lb-class` (the platform's serves only Services without a class); and one no class declares
+ * and no MetalLB serves, which a tenant may still write on a Service (it is only refused).
+ */
+export const LB_CLASS = 'histories.e2e/lb';
+export const OTHER_LB_CLASS = 'histories.e2e/other';
+/** What a Service may say in spec.loadBalancerClass (undefined: none). */
+export const LB_CLASSES: readonly (string | undefined)[] = [undefined, LB_CLASS, OTHER_LB_CLASS];
 
 /**
  * Small on purpose: exhaustion and reuse happen within 100 operations. The Retain classes keep
@@ -31,6 +43,7 @@ export const CLASSES: readonly HistoryClass[] = [
   { name: 'h-v4-retain', addresses: ['203.0.113.8/30'], reclaimPolicy: 'Retain', families: ['IPv4'] },
   { name: 'h-v6', addresses: ['2001:db8::/125'], reclaimPolicy: 'Delete', families: ['IPv6'] },
   { name: 'h-dual', addresses: ['203.0.113.16/29', '2001:db8::100/125'], reclaimPolicy: 'Retain', families: ['IPv4', 'IPv6', 'Dual'] },
+  { name: 'h-lb', addresses: ['203.0.113.24/30', '2001:db8::200/126'], reclaimPolicy: 'Delete', families: ['IPv4', 'IPv6', 'Dual'], loadBalancerClass: LB_CLASS },
 ];
 
 /**
@@ -83,11 +96,27 @@ export const MISSING_CLAIM = 'ghost';
 
 export const CLAIM_ANNOTATION = 'local.sdn.cozystack.io/ip-address-claim';
 export const METALLB_PIN = 'metallb.io/loadBalancerIPs';
+/** The driver's marker of its own pin, and its carrier label: with METALLB_PIN, the keys a replace drops. */
+export const PINNED_MARKER = 'metallb.drivers.local.sdn.cozystack.io/pinned';
+export const CARRIER_LABEL = 'metallb.drivers.local.sdn.cozystack.io/carrier';
+/** The verdict's conditions: on a Service naming a claim, and on the claim. */
+export const SERVICE_ATTACHED = 'local.sdn.cozystack.io/Attached';
+export const CLAIM_ATTACHED = 'Attached';
 
-/** Creates the classes and the admin's namespace on a fresh platform. */
-export async function setUpWorld(platform: Platform): Promise<void> {
+/** What setUpWorld started beside the platform: the MetalLB controller of LB_CLASS. */
+export interface World {
+  readonly lbMetallb: MetallbController;
+}
+
+/**
+ * Creates the admin's namespace, starts the MetalLB controller of LB_CLASS (before the class
+ * whose holds it serves) and creates the classes, on a fresh platform.
+ */
+export async function setUpWorld(platform: Platform): Promise<World> {
   await platform.admin.core.createNamespace({ body: { metadata: { name: ADMIN_NAMESPACE } } });
+  const lbMetallb = await platform.startMetallbController({ lbClass: LB_CLASS, name: 'metallb-controller-histories-lb' });
   for (const c of CLASSES) {
-    await createClass(platform.admin, c.name, [...c.addresses], c.reclaimPolicy);
+    await createClass(platform.admin, c.name, [...c.addresses], c.reclaimPolicy, c.loadBalancerClass ? { loadBalancerClass: c.loadBalancerClass } : {});
   }
+  return { lbMetallb };
 }
