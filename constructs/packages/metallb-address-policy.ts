@@ -68,6 +68,21 @@ export const FENCE_VALIDATIONS: readonly { expression: string; messageExpression
     reason: 'Forbidden',
   },
   {
+    // MetalLB v0.16.1 started with --lb-class filters Services by class before it looks at them
+    // (internal/k8s/controllers/service_controller.go, filterByLoadBalancerClass), and the
+    // apiserver drops spec.loadBalancerClass with the type: a carrier of a class address that
+    // stops being a LoadBalancer is never seen again, so its IP is never freed and the address's
+    // hold is refused ("in use") until that MetalLB restarts. Delete and create instead.
+    expression:
+      `oldObject == null || object.spec.type == "LoadBalancer" || oldObject.spec.type != "LoadBalancer" || ` +
+      `!has(oldObject.spec.loadBalancerClass) || !(${cel(METALLB_CARRIER_LABEL)} in variables.oldLabels) || variables.trustedCaller`,
+    messageExpression:
+      `request.userInfo.username + ${cel(' may not change Service ')} + object.metadata.namespace + "/" + object.metadata.name + ` +
+      `${cel(' away from type LoadBalancer: it carries an address of a class whose MetalLB serves loadBalancerClass ')} + oldObject.spec.loadBalancerClass + ` +
+      `${cel(', which then stops watching it and never frees the IP (MetalLB v0.16.1); delete the Service and create it anew')}`,
+    reason: 'Forbidden',
+  },
+  {
     // kube-proxy programs a Service's externalIPs on every node whatever MetalLB assigned, so a
     // tenant listing another tenant's attached address there takes its traffic (the data-plane
     // e2e measured it): as much a pin as loadBalancerIP.

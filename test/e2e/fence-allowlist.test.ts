@@ -177,6 +177,30 @@ describe('everyone else is refused, told who asked and who may', () => {
   });
 });
 
+describe('a carrier of a class address served through --lb-class stays a LoadBalancer', () => {
+  it('a tenant is refused the change of type (MetalLB v0.16.1 with --lb-class would never free the IP), and may delete it instead', async () => {
+    const carrier: k8s.V1Service = {
+      metadata: {
+        name: 'lb-carrier',
+        namespace: TENANT,
+        labels: { 'metallb.drivers.local.sdn.cozystack.io/carrier': 'true' },
+        annotations: { 'local.sdn.cozystack.io/ip-address-claim': 'web' },
+      },
+      spec: { type: 'LoadBalancer', loadBalancerClass: 'example.com/public', ports: [{ port: 80 }] },
+    };
+    await as(CLUSTER_ADMIN).core.createNamespacedService({ namespace: TENANT, body: carrier }); // as the driver leaves it: labelled
+    const tenant = as(TENANT_USER).core;
+    const current = await tenant.readNamespacedService({ name: 'lb-carrier', namespace: TENANT });
+    await expectRejected(
+      tenant.replaceNamespacedService({ name: 'lb-carrier', namespace: TENANT, body: { ...current, spec: { ...current.spec, type: 'ClusterIP', loadBalancerClass: undefined, allocateLoadBalancerNodePorts: undefined, externalTrafficPolicy: undefined } } }),
+      403,
+      `${TENANT_USER.name} may not change Service ${TENANT}/lb-carrier away from type LoadBalancer: it carries an address of a class whose MetalLB serves loadBalancerClass example.com/public`,
+    );
+    await tenant.deleteNamespacedService({ name: 'lb-carrier', namespace: TENANT });
+    recordScenario('fence keeps a --lb-class carrier a LoadBalancer');
+  });
+});
+
 describe('a trusted caller pinning an address a claim holds gets nothing from MetalLB', () => {
   beforeAll(async () => {
     await platform.startCore('address-controller');

@@ -137,6 +137,32 @@ describe('the MetalLB annotation fence', () => {
     }
   });
 
+  describe('a carrier of a class address served through --lb-class stays a LoadBalancer (MetalLB would never free its IP)', () => {
+    const carrier = (type: string, loadBalancerClass?: string) =>
+      labelled(service('tenant-a', { [CLAIM]: 'web' }, { type, ...(loadBalancerClass ? { loadBalancerClass } : {}) }), CARRIER);
+    it('refuses a tenant the change of type, naming the Service, the class and what to do', () => {
+      const verdict = admit(policy, { object: service('tenant-a', { [CLAIM]: 'web' }, { type: 'ClusterIP' }), oldObject: carrier('LoadBalancer', 'example.com/public'), username: TENANT });
+      expect(verdict).toEqual({
+        matched: true,
+        allowed: false,
+        messages: [
+          `${TENANT} may not change Service tenant-a/web away from type LoadBalancer: it carries an address of a class whose MetalLB serves loadBalancerClass example.com/public, ` +
+            'which then stops watching it and never frees the IP (MetalLB v0.16.1); delete the Service and create it anew',
+        ],
+      });
+    });
+    it.each([
+      ['a Service without a loadBalancerClass (the flag-less MetalLB sees it go)', carrier('LoadBalancer'), 'ClusterIP', TENANT],
+      ['a Service that carries no class address', service('tenant-a', {}, { type: 'LoadBalancer', loadBalancerClass: 'example.com/public' }), 'ClusterIP', TENANT],
+      ['a type kept LoadBalancer', carrier('LoadBalancer', 'example.com/public'), 'LoadBalancer', TENANT],
+      ['a trusted caller', carrier('LoadBalancer', 'example.com/public'), 'NodePort', 'admin'],
+    ] as const)('lets through %s', (_what, oldObject, type, username) => {
+      const object = { ...oldObject, spec: { ...oldObject.spec, type } };
+      const groups = username === 'admin' ? ['system:masters'] : [];
+      expect(admit(policy, { object, oldObject, username, groups })).toMatchObject({ matched: true, allowed: true });
+    });
+  });
+
   describe('a copying deputy (a tenant cluster’s cloud-controller-manager, ServiceAccount *-kccm of the namespace)', () => {
     const copied = { 'metallb.io/loadBalancerIPs': '198.51.100.9', 'metallb.universe.tf/address-pool': 'inner' };
     it('brings MetalLB’s annotations along on a Service that names a claim: the driver chooses the address there', () => {
