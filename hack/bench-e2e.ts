@@ -35,7 +35,7 @@ export async function main(argv: string[]): Promise<number> {
   const parser = toolParser(
     'bench:e2e',
     argv,
-    '(no flags: BENCH_E2E_CLAIMS=N sets the claim count, default 1000; needs bash hack/e2e/build-binaries.sh; README "Benchmarks")',
+    '(no flags: BENCH_E2E_CLAIMS=N sets the claim count, default 1000; needs bash hack/e2e/build-binaries.sh; docs/benchmarks.md)',
   );
   if (!parseArgs(parser, argv)) {
     return EXIT.OK;

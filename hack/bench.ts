@@ -56,7 +56,7 @@ parseArgsOrExit(
   toolParser(
     'bench',
     process.argv.slice(2),
-    '(no flags: settings are environment variables: BENCH_E2E=0 or core, BENCH_CORE_SIZES, BENCH_CORE_ROUNDS, BENCH_CONCURRENCY, BENCH_E2E_CLAIMS, UPSTREAM_ADDRESS_CONTROLLER; README "Benchmarks")',
+    '(no flags: settings are environment variables: BENCH_E2E=0 or core, BENCH_CORE_SIZES, BENCH_CORE_ROUNDS, BENCH_CONCURRENCY, BENCH_E2E_CLAIMS, UPSTREAM_ADDRESS_CONTROLLER; docs/benchmarks.md)',
   ),
   process.argv.slice(2),
 );
