@@ -47,6 +47,17 @@ describe("the end-to-end figure's targets (npm run bench and npm run bench:e2e)"
     expect(text).toContain('ok   peak RSS core at 1000 claims (MiB): 100.00 (target ≤ 100)');
   });
 
+  it('with the ceiling measured in the same run, claims/s is held to 85 % of it, not to 40/s', () => {
+    const ceiling = { claimsPerSecond: 30, writesPerSecond: 360 };
+    const met = report({ ...good, claimsPerSecond: 25.5, ceiling });
+    expect(met.code).toBe(0);
+    expect(met.text).toContain("ok   end to end claims/s at 1000 claims, % of the apiserver's ceiling in the same run: 85.00 (target ≥ 85)");
+    const missed = report({ ...good, claimsPerSecond: 25.4, ceiling });
+    expect(missed.code).toBe(1);
+    expect(missed.text).toContain("MISS end to end claims/s at 1000 claims, % of the apiserver's ceiling in the same run: 84.67 (target ≥ 85)");
+    expect(missed.text).not.toContain('(target ≥ 40)');
+  });
+
   it('the RSS bound grows by 25 MiB per 1,000 claims past 1,000 and is flat below', () => {
     expect([100, 1000, 2000, 3000, 10000].map(rssBoundMiB)).toEqual([100, 100, 125, 150, 325]);
     const { code, text } = report({ ...good, claims: 3000, driverRssMiB: 151 });
