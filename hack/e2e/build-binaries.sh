@@ -5,7 +5,8 @@
 # version of this script gets only what it lacks. Prints the bin folder on stdout.
 #
 #   kube-apiserver, kube-controller-manager,  from k8s.io/kubernetes (wrapper module:
-#   kube-proxy (the data-path suite)          its go.mod pins staging modules at v0.0.0
+#   kube-proxy (the data-path suite),         its go.mod pins staging modules at v0.0.0
+#   kubelet, kube-scheduler (the node suite)
 #                                             with replace directives, so each is mapped
 #                                             to its published v0.X.Y release)
 #   etcd                                      from go.etcd.io/etcd/server/v3 (same technique)
@@ -18,7 +19,7 @@ METALLB_VERSION="${METALLB_VERSION:-v0.16.1}"
 
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$root/.cache/e2e/bin-kube${KUBE_VERSION}-etcd${ETCD_VERSION}-metallb${METALLB_VERSION}"
-KUBE_CMDS=(kube-apiserver kube-controller-manager kube-proxy)
+KUBE_CMDS=(kube-apiserver kube-controller-manager kube-proxy kubelet kube-scheduler)
 METALLB_CMDS=(controller speaker)
 
 # What is not built yet, by name: every later step looks here, so the fast path
@@ -65,6 +66,8 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 )
 GO
   local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${minor%%.*}"
@@ -106,7 +109,7 @@ copy_metallb_crds() {
 }
 
 has() { grep -qx "$1" <<<"$todo"; }
-if has kube-apiserver || has kube-controller-manager || has kube-proxy; then build_kube; fi
+if has kube-apiserver || has kube-controller-manager || has kube-proxy || has kubelet || has kube-scheduler; then build_kube; fi
 if has etcd; then build_etcd; fi
 if has metallb-controller || has metallb-speaker; then build_metallb; fi
 if has metallb-crds; then copy_metallb_crds; fi

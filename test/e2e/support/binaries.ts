@@ -14,6 +14,8 @@ export interface Binaries {
   readonly metallbController: string;
   /** MetalLB's CRD manifests, from the same module version. */
   readonly metallbCrds: string;
+  /** Only the node suite needs it: looked up when asked for. */
+  kubeScheduler(): string;
 }
 
 export function binaries(): Binaries {
@@ -33,6 +35,7 @@ export function binaries(): Binaries {
     kubeControllerManager: pick('kube-controller-manager', true),
     metallbController: pick('metallb-controller', false),
     metallbCrds: pick('metallb-crds', false),
+    kubeScheduler: () => pick('kube-scheduler', false),
   };
 }
 
@@ -47,15 +50,22 @@ function newestBuild(): string | undefined {
     .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
 }
 
+/** A binary of the build folder that only some suites need. */
+function fromBuild(name: string): string {
+  const dir = process.env.E2E_BIN ?? newestBuild();
+  const path = dir ? join(dir, name) : undefined;
+  if (!path || !existsSync(path)) {
+    throw new Error(`${name} not found (looked in ${dir ?? 'nothing'}): run bash hack/e2e/build-binaries.sh`);
+  }
+  return path;
+}
+
 /** The data-path suite's binaries (kube-proxy, MetalLB's speaker), from the same build folder. */
 export function dataPathBinaries(): { readonly kubeProxy: string; readonly metallbSpeaker: string } {
-  const dir = process.env.E2E_BIN ?? newestBuild();
-  const pick = (name: string) => {
-    const path = dir ? join(dir, name) : undefined;
-    if (!path || !existsSync(path)) {
-      throw new Error(`${name} not found (looked in ${dir ?? 'nothing'}): run bash hack/e2e/build-binaries.sh`);
-    }
-    return path;
-  };
-  return { kubeProxy: pick('kube-proxy'), metallbSpeaker: pick('metallb-speaker') };
+  return { kubeProxy: fromBuild('kube-proxy'), metallbSpeaker: fromBuild('metallb-speaker') };
+}
+
+/** The node suite's kubelet, from the same build folder. */
+export function kubeletBinary(): string {
+  return fromBuild('kubelet');
 }

@@ -2,7 +2,9 @@
  * A real control plane on loopback: etcd, kube-apiserver (RBAC, static tokens,
  * ValidatingAdmissionPolicy on by default in 1.34) and, on request,
  * kube-controller-manager running the RBAC-aggregation, garbage-collector,
- * namespace and resource-quota controllers. No kubelet, so no Pod ever runs. Everything it starts it stops,
+ * namespace and resource-quota controllers. No Pod runs unless `pods` is given
+ * (then the scheduler, the Deployment and node-lifecycle controllers and ServiceAccount admission
+ * too, for the kubelets of the lab's node suite). Everything it starts it stops,
  * and its temp folder goes with it.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -32,6 +34,29 @@ export interface ClusterOptions {
    * level: who wrote what, in `<dir>/audit.log`, one JSON event a line. @default false
    */
   readonly auditLog?: boolean;
+  /** Run Pods: what a kubelet in the lab needs of the control plane. @default none */
+  readonly pods?: PodSupport;
+}
+
+/**
+ * What Pods need beyond the objects: kube-scheduler; kube-controller-manager's
+ * Deployment, ReplicaSet, ServiceAccount, EndpointSlice and root-CA publisher
+ * controllers; ServiceAccount admission (the projected token volume); an
+ * address for the `kubernetes` Service's endpoints that a node can answer on;
+ * and a way for the apiserver to reach kubelets (logs).
+ */
+export interface PodSupport {
+  /**
+   * What the apiserver advertises as its address: the `kubernetes` Service's endpoint, where
+   * kube-proxy sends a Pod's in-cluster connections. A lab node answers there (a relay to this
+   * apiserver), since the apiserver itself listens on the machine's loopback only.
+   */
+  readonly advertiseAddress: string;
+  /**
+   * A unix socket of an HTTP CONNECT proxy through which the apiserver reaches nodes and pods (its
+   * egress selector's `cluster` egress): a lab node's agent listens there.
+   */
+  readonly egressSocket: string;
 }
 
 export interface Cluster {
@@ -39,6 +64,10 @@ export interface Cluster {
   readonly dir: string;
   /** The audit log's path, when ClusterOptions.auditLog asked for one. */
   readonly auditLog?: string;
+  /** The Pod support it was started with. */
+  readonly pods?: PodSupport;
+  /** The CA bundle of the apiserver's serving certificate (what Pods trust: kube-root-ca.crt). */
+  readonly servingCa: string;
   /** A kubeconfig file for `user` (default admin, in system:masters). */
   kubeconfig(user?: string): string;
   client(user?: string): k8s.KubeConfig;
@@ -115,7 +144,7 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
     const apiserverArgs = [
       `--etcd-servers=${etcdUrl}`,
       '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
+      `--advertise-address=${options.pods?.advertiseAddress ?? '127.0.0.1'}`,
       `--secure-port=${apiPort}`,
       `--cert-dir=${join(dir, 'certs')}`,
       `--service-cluster-ip-range=${options.serviceClusterIpRange ?? '10.0.0.0/24'}`,
@@ -124,10 +153,14 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
       `--service-account-issuer=${server}`,
       `--service-account-key-file=${join(dir, 'sa.pub')}`,
       `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-      // No controller creates the `default` ServiceAccount here.
-      '--disable-admission-plugins=ServiceAccount',
+      // Without Pods no controller creates the `default` ServiceAccount, and no Pod needs a token.
+      ...(options.pods ? [] : ['--disable-admission-plugins=ServiceAccount']),
       '--allow-privileged=true',
     ];
+    if (options.pods) {
+      writeFileSync(join(dir, 'egress.yaml'), egressSelection(options.pods.egressSocket));
+      apiserverArgs.push(`--egress-selector-config-file=${join(dir, 'egress.yaml')}`);
+    }
     const auditLog = options.auditLog ? join(dir, 'audit.log') : undefined;
     if (auditLog) {
       writeFileSync(join(dir, 'audit-policy.yaml'), AUDIT_WRITES);
@@ -158,12 +191,22 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
       kubeconfigs.set(user.name, file);
     }
 
-    if (options.controllerManager) {
+    // The self-signed serving certificate (written by the apiserver at its first start) and its CA.
+    const servingCa = join(dir, 'certs', 'apiserver.crt');
+    if (options.controllerManager || options.pods) {
+      const controllers = ['clusterrole-aggregation-controller', 'garbage-collector-controller', 'namespace-controller', 'resourcequota-controller'];
+      if (options.pods) {
+        // node-lifecycle-controller: kubelet registers its Node tainted not-ready, and only this
+        // controller lifts the taint once the Node reports Ready.
+        controllers.push('deployment-controller', 'replicaset-controller', 'serviceaccount-controller', 'root-ca-certificate-publisher-controller', 'endpointslice-controller', 'node-lifecycle-controller');
+      }
       const kcm = start('kube-controller-manager', bin.kubeControllerManager, [
         `--kubeconfig=${kubeconfigs.get(ADMIN)}`,
         // resourcequota-controller: a quota's usage (status.used) is the controller's to compute;
         // the apiserver's ResourceQuota admission refuses what a quota without it would count.
-        '--controllers=clusterrole-aggregation-controller,garbage-collector-controller,namespace-controller,resourcequota-controller',
+        `--controllers=${controllers.join(',')}`,
+        // What kube-root-ca.crt carries into every Pod's token volume.
+        ...(options.pods ? [`--root-ca-file=${servingCa}`] : []),
         // It counts a custom resource only once discovery (every 30 s) has shown it, and a quota
         // synced before then has no usage for it until the full resync: 10 s here, not 5 min.
         '--resource-quota-sync-period=10s',
@@ -172,6 +215,10 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
         '--use-service-account-credentials=false',
       ], logs);
       started.push(kcm);
+    }
+    if (options.pods) {
+      const scheduler = start('kube-scheduler', bin.kubeScheduler(), [`--kubeconfig=${kubeconfigs.get(ADMIN)}`, '--leader-elect=false', '--secure-port=0'], logs);
+      started.push(scheduler);
     }
 
     const kubeconfig = (user = ADMIN) => {
@@ -185,6 +232,8 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
       server,
       dir,
       auditLog,
+      pods: options.pods,
+      servingCa,
       restartApiserver,
       compactEtcd,
       kubeconfig,
@@ -209,6 +258,15 @@ const AUDIT_WRITES = JSON.stringify({
   omitStages: ['RequestReceived'],
   rules: [{ level: 'Metadata', verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] }, { level: 'None' }],
 });
+
+/** The apiserver's `cluster` egress (to nodes, pods, services) through an HTTP CONNECT proxy on a unix socket. */
+function egressSelection(socket: string): string {
+  return JSON.stringify({
+    apiVersion: 'apiserver.k8s.io/v1beta1',
+    kind: 'EgressSelectorConfiguration',
+    egressSelections: [{ name: 'cluster', connection: { proxyProtocol: 'HTTPConnect', transport: { uds: { udsName: socket } } } }],
+  });
+}
 
 function kubeconfigYaml(server: string, user: string, token: string): string {
   return JSON.stringify({

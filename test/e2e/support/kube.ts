@@ -26,6 +26,7 @@ export async function expectRejected(call: Promise<unknown>, status: number, tex
 export function apis(kc: k8s.KubeConfig) {
   return {
     core: kc.makeApiClient(k8s.CoreV1Api),
+    apps: kc.makeApiClient(k8s.AppsV1Api),
     rbac: kc.makeApiClient(k8s.RbacAuthorizationV1Api),
     custom: kc.makeApiClient(k8s.CustomObjectsApi),
     objects: k8s.KubernetesObjectApi.makeApiClient(kc),

@@ -3,7 +3,8 @@
  * helm, and controller processes started on demand: shared by the suites that
  * run the whole system.
  */
-import { mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
@@ -17,6 +18,7 @@ import { apis, GROUP, VERSION } from './kube.js';
 import { freePort, waitFor } from './ports.js';
 import { installAsOperator, replicateCozystackValues } from './operator.js';
 import { start, type Started } from './processes.js';
+import { API_ADVERTISE_ADDRESS } from './lab/plan.js';
 
 export const CORE_SA = 'system:serviceaccount:cozy-address-controller:address-controller';
 export const DRIVER_SA = 'system:serviceaccount:cozy-metallb-iad:metallb-iad';
@@ -31,6 +33,9 @@ const METALLB_POD = 'metallb-controller';
 export const METALLB_FIELD_MANAGER = 'metallb-controller';
 /** The label linking a placeholder to the IPAddress it holds (the driver's contract, restated on purpose). */
 export const LINK_LABEL = 'metallb.drivers.local.sdn.cozystack.io/ip-address';
+
+/** Where the Pod objects standing in for MetalLB's controllers are bound: no node of that name ever runs. */
+const STAND_IN_NODE = 'metallb-stand-in';
 
 export type Cr = { metadata: k8s.V1ObjectMeta; spec: Record<string, any>; status?: Record<string, any> }; // any: CR JSON
 export const crd = (plural: string) => ({ group: GROUP, version: VERSION, plural });
@@ -67,6 +72,11 @@ export interface PlatformOptions {
   readonly values?: Partial<Record<PackageRelease, Record<string, unknown>>>;
   /** Keep the apiserver's audit log of writes (Cluster.auditLog): who wrote what. @default false */
   readonly auditLog?: boolean;
+  /**
+   * Pods run (a lab started with `kubelet`): the packages' Deployments become the controllers, and
+   * no controller process is started by the suite. @default false
+   */
+  readonly pods?: boolean;
 }
 
 export async function startPlatform(
@@ -79,6 +89,7 @@ export async function startPlatform(
     controllerManager: true,
     serviceClusterIpRange,
     auditLog: options.auditLog,
+    pods: options.pods ? { advertiseAddress: API_ADVERTISE_ADDRESS, egressSocket: join(mkdtempSync(join(tmpdir(), 'e2e-egress-')), 'egress.sock') } : undefined,
     users: [
       { name: CORE_SA, groups: ['system:serviceaccounts'] },
       { name: DRIVER_SA, groups: ['system:serviceaccounts'] },
@@ -106,11 +117,15 @@ export async function startPlatform(
       values: options.values?.[release],
     });
   }
+  if (options.pods) {
+    // ServiceAccount admission needs the namespace's `default` ServiceAccount for the Pod below.
+    await waitFor('the default ServiceAccount of cozy-metallb', async () => (await admin.core.listNamespacedServiceAccount({ namespace: 'cozy-metallb' })).items.some((sa) => sa.metadata?.name === 'default'));
+  }
   // MetalLB >= v0.16 reads its own Pod at startup (owner of its ConfigurationState);
-  // with no kubelet here, a Pod object that never runs stands in for it.
+  // a Pod object that never runs stands in for it (bound to no real node, so no kubelet tries).
   await admin.core.createNamespacedPod({
     namespace: 'cozy-metallb',
-    body: { metadata: { name: METALLB_POD }, spec: { containers: [{ name: 'controller', image: 'quay.io/metallb/controller:v0.16.1' }] } },
+    body: { metadata: { name: METALLB_POD }, spec: { nodeName: STAND_IN_NODE, containers: [{ name: 'controller', image: 'quay.io/metallb/controller:v0.16.1' }] } },
   });
   const metallb = start('metallb-controller', bin.metallbController, [
     `--kubeconfig=${cluster.kubeconfig()}`,
@@ -151,7 +166,7 @@ export async function startPlatform(
       // Its own Pod object (the owner of what it writes), as for the platform's controller.
       await admin.core.createNamespacedPod({
         namespace: METALLB_NAMESPACE,
-        body: { metadata: { name: id }, spec: { containers: [{ name: 'controller', image: 'quay.io/metallb/controller:v0.16.1' }] } },
+        body: { metadata: { name: id }, spec: { nodeName: STAND_IN_NODE, containers: [{ name: 'controller', image: 'quay.io/metallb/controller:v0.16.1' }] } },
       });
       // Started through a link named after it: client-go's user agent, and so the field manager
       // of its writes, is the program's file name.

@@ -13,6 +13,11 @@
  *              └───────────────────────────────┘        └──────────────────────┘
  *   each node: relay (127.0.0.1:16443 → unix socket → apiserver on the host's loopback),
  *              kube-proxy (nftables), MetalLB speaker (L2, memberlist on its .1x address)
+ *   with `kubelet`, a further node "worker" runs Pods (kubelet.ts): kube-proxy, containerd and
+ *              kubelet (no speaker), a relay to the
+ *              e2e registry (127.0.0.1:15000), one to the apiserver on the address it
+ *              advertises (the `kubernetes` Service's endpoint), and the apiserver's way in
+ *              (an HTTP CONNECT proxy on a unix socket, for kubectl logs)
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,14 +25,15 @@ import { connect, createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as k8s from '@kubernetes/client-node';
-import { dataPathBinaries } from '../binaries.js';
+import { dataPathBinaries, kubeletBinary } from '../binaries.js';
 import type { Platform } from '../platform.js';
 import { waitFor } from '../ports.js';
 import { LabClient } from './client.js';
 import { readCounters, type Counters } from './counters.js';
 import { cleanLeftovers, ip, labUnavailable, LAB_PREFIX, newRun, removeNamespace } from './netns.js';
+import { KubeletHost, KUBELET_NODE } from './kubelet.js';
 import { LabNode } from './nodes.js';
-import { CLIENT, LAB_RANGES, PUBLIC, workloadAddresses, WORKLOAD_PORT } from './plan.js';
+import { API_ADVERTISE_ADDRESS, CLIENT, LAB_RANGES, PUBLIC, REGISTRY_RELAY_PORT, workloadAddresses, WORKLOAD_PORT } from './plan.js';
 import { agentArgs, kill9, spawnInteractive, startIn } from './run-in.js';
 import { assertDocumentation, assertHostDoesNotUse, assertHostUnchanged, contains, hostSnapshot } from './safety.js';
 import { makeNamespace, makeSwitch, plug, routeDevice } from './wiring.js';
@@ -50,12 +56,19 @@ export interface LabOptions {
    * Services of this spec.loadBalancerClass, the second only Services with none.
    */
   readonly lbClass?: string;
+  /**
+   * A further node, `worker`, runs Pods (kubelet.ts), pulling from the e2e registry at this host:port (on the machine's
+   * loopback). The platform must have been started with Pod support (PlatformOptions.pods).
+   */
+  readonly kubelet?: { readonly registry: string };
 }
 
 export interface Lab {
   readonly runId: string;
   readonly nodes: readonly LabNode[];
   readonly client: LabClient;
+  /** The worker node's kubelet and containerd, when the lab was started with `kubelet`. */
+  readonly kubelet?: KubeletHost;
   workload(name: string): Workload;
   /** Checks, inside the client namespace, that the route to `ip` goes over the lab's own link, allows it, and returns its URL. */
   target(ip: string): Promise<string>;
@@ -101,7 +114,8 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
   const namespaces: string[] = [];
   const name = (role: string) => `${LAB_PREFIX}${runId}-${role}`;
   const bin = dataPathBinaries();
-  let relay: Server | undefined;
+  const relays: Server[] = [];
+  let kubelet: KubeletHost | undefined;
   let client: LabClient | undefined;
   let clientProcess: ReturnType<typeof spawnInteractive> | undefined;
   const workloads = new Map<string, Workload>();
@@ -133,12 +147,13 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
     for (const w of workloads.values()) {
       await kill9(w.process.process);
     }
+    await kubelet?.stop();
     for (const n of nodes) {
       await n.stop();
     }
     sweep();
     process.removeListener('exit', sweep);
-    await new Promise<void>((r) => (relay ? relay.close(() => r()) : r()));
+    await Promise.all(relays.map((relay) => new Promise<void>((r) => relay.close(() => r()))));
     if (process.env.COZYLAB_KEEP_LOGS !== '1') {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -149,20 +164,15 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
     // The apiserver's end of every node's relay: a unix socket in the run's folder.
     const api = new URL(platform.cluster.server);
     const socket = join(dir, 'api.sock');
-    relay = createServer((inbound) => {
-      const outbound = connect(Number(api.port), '127.0.0.1');
-      inbound.pipe(outbound);
-      outbound.pipe(inbound);
-      const close = () => {
-        inbound.destroy();
-        outbound.destroy();
-      };
-      for (const s of [inbound, outbound]) {
-        s.on('error', close);
-        s.on('close', close);
+    relays.push(await hostRelay(socket, Number(api.port)));
+    const registrySocket = join(dir, 'registry.sock');
+    if (options.kubelet) {
+      if (!platform.cluster.pods) {
+        throw new Error('lab: kubelet needs a platform started with Pod support (PlatformOptions.pods)');
       }
-    });
-    await new Promise<void>((r) => relay!.listen(socket, () => r()));
+      const [, port] = options.kubelet.registry.split(':');
+      relays.push(await hostRelay(registrySocket, Number(port)));
+    }
 
     const switchNs = name('switch');
     namespaces.push(switchNs);
@@ -213,6 +223,40 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
       await node.register();
     }
     await Promise.all(nodes.map((n) => n.start()));
+    if (options.kubelet && platform.cluster.pods) {
+      // Its own node, without a speaker: kubelet runs the Pods bound to it, and MetalLB's speakers
+      // (processes here, with Pod objects bound to their nodes) stay on the others.
+      const node = new LabNode(KUBELET_NODE, context.nodeNames.length + 1, context, true);
+      namespaces.push(node.ns);
+      nodes.push(node);
+      node.wire();
+      await node.start();
+      const agents = { relay: join(AGENTS, 'relay-agent.ts'), proxy: join(AGENTS, 'connect-proxy-agent.ts') };
+      // The address the apiserver advertises is the node's own: a Pod's connection to the
+      // `kubernetes` Service, rewritten by kube-proxy, ends at this relay.
+      assertDocumentation(API_ADVERTISE_ADDRESS);
+      ip(['-n', node.ns, 'addr', 'add', `${API_ADVERTISE_ADDRESS}/32`, 'dev', 'lo']);
+      await node.startAgent('relay-api', agents.relay, [api.port, socket, API_ADVERTISE_ADDRESS], /relay listening/);
+      await node.startAgent('relay-registry', agents.relay, [String(REGISTRY_RELAY_PORT), registrySocket], /relay listening/);
+      await node.startAgent('egress', agents.proxy, [platform.cluster.pods.egressSocket], /connect proxy listening/);
+      const nodeDir = join(dir, node.name);
+      mkdirSync(nodeDir);
+      kubelet = new KubeletHost({
+        ns: node.ns,
+        nodeName: node.name,
+        nodeIp: node.pub.v4,
+        kubeconfig: node.kubeconfigFile,
+        dir: nodeDir,
+        logs,
+        cgroupName: `${LAB_PREFIX}${runId}-${node.name}`,
+        kubelet: kubeletBinary(),
+      });
+      await kubelet.start();
+      await waitFor(`${node.name} Ready (${kubelet.kubeletLog(10)})`, async () => {
+        const read = await platform.admin.core.readNode({ name: node.name });
+        return read.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+      }, 120_000);
+    }
 
     clientProcess = spawnInteractive(clientNs, 'client', process.execPath, agentArgs(join(AGENTS, 'client-agent.ts'), []), logs);
     client = new LabClient(clientProcess);
@@ -234,6 +278,7 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
     runId,
     nodes,
     client: readyClient,
+    kubelet,
     workload(w) {
       const found = workloads.get(w);
       if (!found) {
@@ -299,6 +344,25 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
     stop,
   };
   return lab;
+}
+
+/** The machine's end of a relay: a unix socket in the run's folder piped to a port on the machine's loopback. */
+async function hostRelay(socket: string, port: number): Promise<Server> {
+  const server = createServer((inbound) => {
+    const outbound = connect(port, '127.0.0.1');
+    inbound.pipe(outbound);
+    outbound.pipe(inbound);
+    const close = () => {
+      inbound.destroy();
+      outbound.destroy();
+    };
+    for (const s of [inbound, outbound]) {
+      s.on('error', close);
+      s.on('close', close);
+    }
+  });
+  await new Promise<void>((r) => server.listen(socket, () => r()));
+  return server;
 }
 
 function describeLogs(nodes: readonly LabNode[], workloads: ReadonlyMap<string, Workload>, lines: number): string {

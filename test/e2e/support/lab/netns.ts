@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cgroupNames, sweepCgroups } from './cgroups.js';
 
 /** Every namespace the lab makes starts with this, then the run's id. */
 export const LAB_PREFIX = 'cozylab-';
@@ -116,6 +117,13 @@ export function cleanLeftovers(): string[] {
     if (!ownerAlive(runId)) {
       removeNamespace(ns);
       removed.push(ns);
+    }
+  }
+  // A killed node suite's containers live on in their cgroups (outside any lab namespace).
+  for (const cgroup of cgroupNames(LAB_PREFIX)) {
+    const runId = cgroup.slice(LAB_PREFIX.length).split('-')[0] ?? '';
+    if (!ownerAlive(runId)) {
+      sweepCgroups(cgroup);
     }
   }
   if (existsSync(LAB_STATE)) {

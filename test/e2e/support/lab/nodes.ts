@@ -65,15 +65,30 @@ export class LabNode {
   private classSpeaker?: Started;
   private classSpeakerRuns = 0;
   private kubeconfig = '';
+  private readonly agents: Started[] = [];
 
   constructor(
     readonly name: string,
     index: number,
     private readonly ctx: LabNodeContext,
+    /** A node without MetalLB's speaker: the kubelet's (its Node object is kubelet's to register). */
+    readonly speakerless = false,
   ) {
     this.ns = `cozylab-${ctx.runId}-${name}`;
     ({ pub: this.pub, pod: this.pod } = nodeAddresses(index));
     this.port = `pub-${name}`;
+  }
+
+  /** The node's kubeconfig: the admin's, through the node's relay (written by start). */
+  get kubeconfigFile(): string {
+    return this.kubeconfig;
+  }
+
+  /** A further agent (agents/*.ts) in the node's namespace, stopped with the node; resolves once its log shows `ready`. */
+  async startAgent(name: string, agent: string, args: readonly string[], ready: RegExp): Promise<void> {
+    const started = startIn(this.ns, `${this.name}-${name}`, process.execPath, agentArgs(agent, args), join(this.ctx.dir, 'logs'));
+    this.agents.push(started);
+    await waitFor(`${this.name} ${name} (${started.tail(5)})`, async () => ready.test(started.tail(5)), 30_000);
   }
 
   get speakerPodName(): string {
@@ -97,6 +112,9 @@ export class LabNode {
 
   /** The Node object (both addresses) and the speaker's Pod object, whose podIP is how memberlist finds its peers. */
   async register(): Promise<void> {
+    if (this.speakerless) {
+      return;
+    }
     await this.ctx.core.createNode({
       body: {
         metadata: { name: this.name, labels: { 'kubernetes.io/hostname': this.name, 'cozylab.run': this.ctx.runId } },
@@ -157,9 +175,11 @@ export class LabNode {
       ],
       logs,
     );
-    await this.startSpeaker();
-    if (this.ctx.lbClass !== undefined) {
-      await this.startClassSpeaker();
+    if (!this.speakerless) {
+      await this.startSpeaker();
+      if (this.ctx.lbClass !== undefined) {
+        await this.startClassSpeaker();
+      }
     }
     const proxy = this.kubeProxy;
     // Its first full sync: the node forwards Services from here on.
@@ -261,7 +281,7 @@ export class LabNode {
   }
 
   async stop(): Promise<void> {
-    for (const p of [this.speaker, this.classSpeaker, this.kubeProxy, this.relay]) {
+    for (const p of [this.speaker, this.classSpeaker, this.kubeProxy, this.relay, ...this.agents]) {
       const child = p?.process;
       if (child && child.exitCode === null && child.signalCode === null) {
         const exited = new Promise<void>((r) => child.once('exit', () => r()));

@@ -39,3 +39,13 @@ export const PREFIX = { v4: 24, v6: 64 } as const;
 export const WORKLOAD_PORT = 8080;
 /** Inside each node namespace, the relay to the apiserver listens here on loopback. */
 export const RELAY_PORT = 16443;
+
+/**
+ * The node suite (kubelet + containerd on a lab node): the Pods' bridge subnet, inside the pod
+ * segment's range but clear of its hosts; the address the apiserver advertises, which that node
+ * answers on (a relay to the apiserver), so that a Pod's in-cluster connection to the
+ * `kubernetes` Service reaches it; and the port of the node's relay to the e2e registry.
+ */
+export const KUBELET_POD_CIDR = '198.51.100.192/27';
+export const API_ADVERTISE_ADDRESS = '203.0.113.250';
+export const REGISTRY_RELAY_PORT = 15000;

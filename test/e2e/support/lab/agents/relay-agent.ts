@@ -4,14 +4,14 @@
  * (whose other end, in the machine's own namespace, reaches the apiserver).
  * So the node reaches the apiserver without any route out of its namespace.
  *
- *   relay-agent.ts <listen port> <unix socket path>
+ *   relay-agent.ts <listen port> <unix socket path> [<listen address>, default 127.0.0.1]
  */
 import { connect, createServer } from 'node:net';
 
-const [portText, socketPath] = process.argv.slice(2);
+const [portText, socketPath, host = '127.0.0.1'] = process.argv.slice(2);
 const port = Number(portText);
 if (!(port > 0) || !socketPath) {
-  process.stderr.write('usage: relay-agent.ts <listen port> <unix socket path>\n');
+  process.stderr.write('usage: relay-agent.ts <listen port> <unix socket path> [<listen address>]\n');
   process.exit(2);
 }
 
@@ -28,4 +28,4 @@ const server = createServer((inbound) => {
   inbound.on('close', close);
   outbound.on('close', close);
 });
-server.listen(port, '127.0.0.1', () => process.stdout.write(`relay listening on 127.0.0.1:${port} -> ${socketPath}\n`));
+server.listen(port, host, () => process.stdout.write(`relay listening on ${host}:${port} -> ${socketPath}\n`));
