@@ -159,7 +159,8 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
     ];
     if (options.pods) {
       writeFileSync(join(dir, 'egress.yaml'), egressSelection(options.pods.egressSocket));
-      apiserverArgs.push(`--egress-selector-config-file=${join(dir, 'egress.yaml')}`);
+      // A node's name resolves nowhere: reach kubelets by their InternalIP, through the egress proxy.
+      apiserverArgs.push(`--egress-selector-config-file=${join(dir, 'egress.yaml')}`, '--kubelet-preferred-address-types=InternalIP,Hostname');
     }
     const auditLog = options.auditLog ? join(dir, 'audit.log') : undefined;
     if (auditLog) {
