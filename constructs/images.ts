@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:7700cd765ddacae96744906dd30aaa772feacae800ba680ea080bcc802b08ae5',
+    digest: 'sha256:a3d4cce66b6c7113c8ee1e876260f91b89e196fa23a2e42793b418e9701078dd',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:04f079e332e805f653c30b8f0e8b33f44cabf2edf32c81fe933e938ca46a05e6',
+    digest: 'sha256:d56a89e465632702ff121f4f19daf64fcac88bdc49530130a35e52f3c37a3ec4',
   },
 } as const satisfies Record<string, ImagePin>;
 

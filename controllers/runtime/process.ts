@@ -5,6 +5,7 @@
  * error such as lost leadership stop it and exit 1).
  */
 import { isDnsLabel } from '../../api/names.js';
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import * as k8s from '@kubernetes/client-node';
 import type { Argv } from 'yargs';
@@ -108,7 +109,10 @@ export function controllerProcess(name: string, args: CommonArgs): ControllerPro
   const log = createLogger(args['log-level'], { logger: name });
   const metrics = new ControllerMetrics();
   const kubeConfig = shareConnections(loadKubeConfig(args.kubeconfig), { counters: metrics.connectionCounters });
-  const identity = `${process.env.POD_NAME ?? hostname()}_${process.pid}`;
+  // Unique per process, as controller-runtime's hostname_uuid: in a container the pid is the same
+  // (1) after every restart, and a restarted container taking its predecessor's identity would
+  // resume a lease it never held, beside the replica waiting for it to expire.
+  const identity = `${process.env.POD_NAME ?? hostname()}_${randomUUID()}`;
   let leaderElection: { namespace: string; name: string; identity: string } | undefined;
   if (args['leader-elect']) {
     const namespace = args['leader-election-namespace'] ?? process.env.POD_NAMESPACE;

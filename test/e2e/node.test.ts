@@ -12,16 +12,22 @@
  * configuration (the `kubernetes` Service, kube-proxy, the projected token).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGES } from '../../constructs/images.js';
+import { OCI_CONFIG_MEDIA_TYPE, OCI_LAYER_MEDIA_TYPE } from '../../hack/images/oci-image.js';
+import { digestOf, LayoutBlobs, OCI_MANIFEST_MEDIA_TYPE } from '../../lib/oci/layout.js';
+import { pushLayout } from '../../lib/oci/push.js';
+import { gzip, tarOf } from '../../lib/oci/tar.js';
 import { RELEASE_VERSION } from '../../constructs/version.js';
 import { REPO_ROOT } from '../support/synth.js';
 import { kubectl } from './support/deputies/tools.js';
 import { pushPauseImage } from './support/pause-image.js';
-import { createClass, crd, startPlatform, type Cr, type Platform } from './support/platform.js';
+import { upgradeAsOperator } from './support/operator.js';
+import { createClass, crd, packageChartDir, startPlatform, type Cr, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
 import { startRegistry, type Registry } from './support/registry.js';
 import { inNetns } from './support/lab/netns.js';
@@ -200,7 +206,195 @@ describe.skipIf(unavailable)('a real node runs the charts’ Deployments', () =>
       }
     }
   });
+
+  describe('two replicas with leader election', () => {
+    const CLASS = 'stream';
+    let round = 0;
+
+    beforeAll(async () => {
+      // On the public segment, inside the pool range, clear of the first class.
+      await createClass(admin(), CLASS, ['203.0.113.160/28'], 'Delete');
+      for (const d of DEPLOYMENTS) {
+        await upgradeAsOperator(admin().core, platform.cluster.kubeconfig(), { release: d.name, namespace: d.namespace, chartDir: packageChartDir(d.name), values: { [d.name]: { controller: { replicas: 2 } } } });
+      }
+      await waitForReplicas(2);
+    }, 300_000);
+
+    describe.each(DEPLOYMENTS)('$name', (d) => {
+      it.each(['the leading container is killed', 'the leading Pod is deleted'] as const)('%s under a stream of claims: a replica leads again within the lease duration, no claim lost or bound twice', async (how) => {
+        const before = await leaseOf(d);
+        const leader = (await podsOf(d.namespace, d.name)).find((p) => p.metadata!.name === before.holder.split('_')[0]);
+        expect(leader, `the leader ${before.holder} among the Pods`).toBeDefined();
+        const stream = claimStream(`r${++round}`, 8, 400);
+        await new Promise((r) => setTimeout(r, 800));
+        const cut = Date.now();
+        if (how === 'the leading container is killed') {
+          process.kill(containerPid(leader!), 'SIGKILL');
+        } else {
+          await admin().core.deleteNamespacedPod({ namespace: d.namespace, name: leader!.metadata!.name! });
+        }
+        try {
+          // Leading again: the Lease renewed after the cut by a holder other than the one cut off.
+          const after = await waitForValue(`${d.name} leading again`, async () => {
+            const lease = await leaseOf(d);
+            return lease.holder && lease.holder !== before.holder && lease.renewed > cut ? lease : undefined;
+          }, 60_000);
+          const handover = Date.now() - cut;
+          const names = await stream;
+          await expectBoundOnce(names);
+          figures.push(`${d.name}: ${how}: ${after.holder} led ${handover} ms after (lease duration ${before.durationSeconds} s); ${names.length} claims of the stream Bound, each address once`);
+          expect(handover).toBeLessThanOrEqual(before.durationSeconds * 1000 + 2 * RETRY_PERIOD_MS);
+        } finally {
+          await deleteClaims(await stream);
+        }
+        await waitForReplicas(2);
+      });
+    });
+
+    it('each Deployment rolled to a rebuilt image (another digest) under a stream of claims: Pods replaced one by one, never below two available, no claim lost', async () => {
+      for (const d of DEPLOYMENTS) {
+        const digest = await pushRebuild(d.name);
+        expect(digest).not.toBe(d.image.digest);
+        let lowest = Infinity;
+        const watching = { on: true };
+        const watcher = (async () => {
+          while (watching.on) {
+            const read = await admin().apps.readNamespacedDeployment({ namespace: d.namespace, name: d.name });
+            lowest = Math.min(lowest, read.status?.availableReplicas ?? 0);
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        })();
+        const stream = claimStream(`roll-${d.name.slice(0, 4)}`, 8, 1_000);
+        const started = Date.now();
+        await upgradeAsOperator(admin().core, platform.cluster.kubeconfig(), {
+          release: d.name,
+          namespace: d.namespace,
+          chartDir: packageChartDir(d.name),
+          values: { [d.name]: { controller: { replicas: 2 }, image: { tag: `${RELEASE_VERSION}@${digest}` } } },
+        });
+        await waitFor(`${d.name} rolled to ${digest}`, async () => {
+          const pods = (await podsOf(d.namespace, d.name)).filter((p) => !p.metadata?.deletionTimestamp);
+          return pods.length === 2 && pods.every((p) => ready(p) && p.status?.containerStatuses?.[0]?.imageID?.endsWith(digest));
+        }, 180_000).catch(async (error: Error) => {
+          throw new Error(`${error.message}\n${await describePods()}`);
+        });
+        const rolled = Date.now() - started;
+        const names = await stream;
+        watching.on = false;
+        await watcher;
+        await expectBoundOnce(names);
+        figures.push(`${d.name}: rolled to a rebuilt image in ${rolled} ms, available replicas never below ${lowest}; ${names.length} claims Bound, each address once`);
+        expect(lowest).toBeGreaterThanOrEqual(2);
+        await deleteClaims(names);
+      }
+    }, 600_000);
+
+    /** Creates `count` claims of the stream class, one every `everyMs`; resolves to their names once all are created. */
+    async function claimStream(prefix: string, count: number, everyMs: number): Promise<string[]> {
+      const names: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const name = `${prefix}-${i}`;
+        await admin().custom.createNamespacedCustomObject({
+          ...crd('ipaddressclaims'),
+          namespace: NS,
+          body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClaim', metadata: { name, namespace: NS }, spec: { className: CLASS } },
+        });
+        names.push(name);
+        await new Promise((r) => setTimeout(r, everyMs));
+      }
+      return names;
+    }
+  });
+
 });
+
+const RETRY_PERIOD_MS = 2_000;
+
+async function leaseOf(d: (typeof DEPLOYMENTS)[number]): Promise<{ holder: string; renewed: number; durationSeconds: number }> {
+  // The controller's one Lease in its namespace (its leader-election id).
+  const leases = (await admin().coordination.listNamespacedLease({ namespace: d.namespace })).items;
+  expect(leases.length).toBe(1);
+  const lease = leases[0]!;
+  return { holder: lease.spec?.holderIdentity ?? '', renewed: lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0, durationSeconds: lease.spec?.leaseDurationSeconds ?? 0 };
+}
+
+async function waitForValue<T>(what: string, read: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  let value: T | undefined;
+  await waitFor(what, async () => (value = await read()) !== undefined, timeoutMs);
+  return value!;
+}
+
+async function waitForReplicas(replicas: number): Promise<void> {
+  await waitFor(`both Deployments with ${replicas} ready replicas`, async () => {
+    for (const d of DEPLOYMENTS) {
+      const pods = (await podsOf(d.namespace, d.name)).filter((p) => !p.metadata?.deletionTimestamp);
+      if (pods.length !== replicas || !pods.every(ready)) {
+        return false;
+      }
+    }
+    return true;
+  }, 180_000).catch(async (error: Error) => {
+    throw new Error(`${error.message}\n${await describePods()}`);
+  });
+}
+
+/** Every claim Bound, and no address bound to two claims (of all claims in the namespace). */
+async function expectBoundOnce(names: readonly string[]): Promise<void> {
+  const claims = async () => ((await admin().custom.listNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: NS })) as { items: Cr[] }).items;
+  await waitFor(`${names.length} claims Bound`, async () => {
+    const bound = new Set((await claims()).filter((c) => c.status?.phase === 'Bound').map((c) => c.metadata.name));
+    return names.every((n) => bound.has(n));
+  }, 90_000);
+  const all = await claims();
+  const addresses = all.filter((c) => c.status?.phase === 'Bound').flatMap((c) => (c.status!.addresses as { address: string }[]).map((a) => a.address));
+  expect(new Set(addresses).size).toBe(addresses.length);
+  const objects = ((await admin().custom.listClusterCustomObject({ ...crd('ipaddresses') })) as { items: Cr[] }).items;
+  for (const name of names) {
+    expect(objects.filter((o) => o.spec.claimRef?.name === name && o.spec.claimRef?.namespace === NS).length, `IPAddresses of claim ${name}`).toBe(1);
+  }
+}
+
+async function deleteClaims(names: readonly string[]): Promise<void> {
+  for (const name of names) {
+    await admin().custom.deleteNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: NS, name });
+  }
+  await waitFor('the stream’s claims gone', async () => {
+    const left = ((await admin().custom.listNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: NS })) as { items: Cr[] }).items;
+    return !left.some((c) => names.includes(c.metadata.name!));
+  }, 60_000);
+}
+
+/**
+ * The controller's image as pushed, plus one more layer (a file naming the rebuild): another
+ * digest of the same program, pushed beside it, as a rebuild with a new base would be.
+ */
+async function pushRebuild(controller: string): Promise<string> {
+  const layout = join(REPO_ROOT, 'build', 'images', controller);
+  const blob = (digest: string) => readFileSync(join(layout, 'blobs', 'sha256', digest.slice('sha256:'.length)));
+  const index = JSON.parse(readFileSync(join(layout, 'index.json'), 'utf8')) as { manifests: { digest: string }[] };
+  const manifest = JSON.parse(blob(index.manifests[0]!.digest).toString('utf8')) as { config: { digest: string }; layers: { mediaType: string; digest: string; size: number }[] };
+  const config = JSON.parse(blob(manifest.config.digest).toString('utf8')) as { rootfs: { diff_ids: string[] } };
+  const blobs = new LayoutBlobs();
+  for (const layer of manifest.layers) {
+    blobs.add(layer.mediaType, blob(layer.digest));
+  }
+  const extra = tarOf([{ type: 'file', path: 'etc/e2e-rebuild', content: Buffer.from(`rebuilt for the node suite\n`) }]);
+  const extraLayer = blobs.add(OCI_LAYER_MEDIA_TYPE, gzip(extra));
+  const configDescriptor = blobs.add(OCI_CONFIG_MEDIA_TYPE, Buffer.from(JSON.stringify({ ...config, rootfs: { type: 'layers', diff_ids: [...config.rootfs.diff_ids, digestOf(extra)] } })));
+  const rebuilt = blobs.add(OCI_MANIFEST_MEDIA_TYPE, Buffer.from(JSON.stringify({ ...manifest, config: configDescriptor, layers: [...manifest.layers, extraLayer] })));
+  const dir = join(tmpdir(), `e2e-rebuild-${controller}-${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  for (const [path, content] of blobs.files(rebuilt, 'rebuild')) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+  try {
+    const pushed = await pushLayout(dir, { registry: registry.address, repository: `cozystack/${controller}`, tag: `${RELEASE_VERSION}-rebuild`, plainHttp: true });
+    return pushed.digest;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** The container's main process, by the runtime's own account (ctr), read from /proc. */
 function containerPid(pod: k8s.V1Pod): number {

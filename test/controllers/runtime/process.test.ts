@@ -47,7 +47,8 @@ describe('stopping and saying why', () => {
     const { lines } = await runThenTerminate('https://127.0.0.1:1', 3_000);
     expect(lines[0]).toMatchObject({ level: 'info', msg: 'starting', version: VERSION, server: 'https://127.0.0.1:1', user: 'u' });
     expect(lines[0]!.flags).toMatchObject({ 'leader-elect': false, concurrency: 8, 'health-probe-bind-address': '0' });
-    expect(String(lines[0]!.identity)).toMatch(/_\d+$/);
+    // Unique per process (a container's pid is 1 after every restart).
+    expect(String(lines[0]!.identity)).toMatch(/_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   }, 30_000);
 
   it('exits within 2 s of SIGTERM while the apiserver is down (in retry backoff)', async () => {

@@ -27,6 +27,7 @@ export function apis(kc: k8s.KubeConfig) {
   return {
     core: kc.makeApiClient(k8s.CoreV1Api),
     apps: kc.makeApiClient(k8s.AppsV1Api),
+    coordination: kc.makeApiClient(k8s.CoordinationV1Api),
     rbac: kc.makeApiClient(k8s.RbacAuthorizationV1Api),
     custom: kc.makeApiClient(k8s.CustomObjectsApi),
     objects: k8s.KubernetesObjectApi.makeApiClient(kc),
