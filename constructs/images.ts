@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:a3d4cce66b6c7113c8ee1e876260f91b89e196fa23a2e42793b418e9701078dd',
+    digest: 'sha256:dcf60419c15ef30298951bd01f73c8c8196c97746a565acc74eb7764453d8efb',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:d56a89e465632702ff121f4f19daf64fcac88bdc49530130a35e52f3c37a3ec4',
+    digest: 'sha256:8e3d476691c6d215189d4aa813b958de1ae85b2b901d8155d674d1a11f0788e8',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -1,5 +1,6 @@
 /** Prometheus metrics of a controller process, on their own registry. */
 import type { ConnectionCounters } from './connections.js';
+import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export class ControllerMetrics {
@@ -34,6 +35,20 @@ export class ControllerMetrics {
     help: '1 while this process holds the Lease.',
     labelNames: ['name'],
     registers: [this.registry],
+  });
+
+  /**
+   * V8's ceiling for the heap. Node 20 derives it from the cgroup's memory limit when there is one
+   * (about two thirds of it), so in a Pod it follows the chart's resources.limits.memory: an admin
+   * can see that the heap cannot outgrow the container before the kernel's OOM killer does.
+   */
+  readonly heapLimit = new Gauge({
+    name: 'nodejs_heap_size_limit_bytes',
+    help: "V8's heap size limit (follows the container's memory limit).",
+    registers: [this.registry],
+    collect() {
+      this.set(getHeapStatistics().heap_size_limit);
+    },
   });
 
   readonly connectionsOpened = new Counter({

@@ -39,3 +39,23 @@ export function claimCount(env: NodeJS.ProcessEnv = process.env): number {
   benchPoolFor(count); // a count beyond the range is refused before anything starts
   return count;
 }
+
+/** The sizes `npm run bench` runs end to end, each against the apiserver's ceiling in its own run. */
+export const BENCH_SIZES = [1_000, 3_000, 10_000] as const;
+
+/**
+ * BENCH_E2E_SIZES as claim counts (a comma-separated list, default 1000,3000,10000); bad input
+ * unless each is a positive integer the benchmarking range can hold.
+ */
+export function claimCounts(env: NodeJS.ProcessEnv = process.env): number[] {
+  const raw = env.BENCH_E2E_SIZES ?? BENCH_SIZES.join(',');
+  const counts = raw.split(',').map((part) => {
+    const digits = part.trim();
+    if (!/^[1-9][0-9]*$/.test(digits)) {
+      throw new InputError(`BENCH_E2E_SIZES=${JSON.stringify(raw)}: expected positive integers separated by commas (default ${BENCH_SIZES.join(',')})`);
+    }
+    return Number(digits);
+  });
+  counts.forEach((count) => benchPoolFor(count));
+  return counts;
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseRange } from '../../../api/ip.js';
-import { benchBoundMs, benchPoolFor, claimCount } from '../../../hack/bench/e2e-pool.js';
+import { benchBoundMs, benchPoolFor, claimCount, claimCounts } from '../../../hack/bench/e2e-pool.js';
 import { InputError } from '../../../lib/errors.js';
 
 const size = (cidr: string) => {
@@ -42,5 +42,12 @@ describe('the end-to-end bench’s pool', () => {
     }
     expect(() => claimCount({ BENCH_E2E_CLAIMS: '0' })).toThrow('BENCH_E2E_CLAIMS="0": expected a positive integer (default 1000)');
     expect(() => claimCount({ BENCH_E2E_CLAIMS: '110000' })).toThrow('more than the 131072 of the benchmarking range');
+  });
+
+  it('npm run bench runs 1,000, 3,000 and 10,000 claims unless BENCH_E2E_SIZES says otherwise; a bad or too large size is bad input', () => {
+    expect(claimCounts({})).toEqual([1_000, 3_000, 10_000]);
+    expect(claimCounts({ BENCH_E2E_SIZES: '500, 2000' })).toEqual([500, 2_000]);
+    expect(() => claimCounts({ BENCH_E2E_SIZES: '1000,,3000' })).toThrow('BENCH_E2E_SIZES="1000,,3000": expected positive integers separated by commas');
+    expect(() => claimCounts({ BENCH_E2E_SIZES: '1000,110000' })).toThrow('more than the 131072 of the benchmarking range');
   });
 });
