@@ -68,7 +68,7 @@ afterAll(async () => {
 describe('address-controller against a real API server', () => {
   scenario('takes the Lease, becomes ready and serves metrics', async () => {
     const [c] = controllers;
-    await waitFor('the Lease', async () => (await lease()).spec?.holderIdentity === 'address-controller_' + c!.process.process.pid, 30_000);
+    await waitFor('the Lease', async () => (await lease()).spec?.holderIdentity === c!.identity, 30_000);
     await waitFor('/readyz', async () => (await c!.get('/readyz')).status === 200);
     await waitFor('reconcile metrics', async () => (await c!.get('/metrics')).body.includes('controller_runtime_reconcile_total{controller="ipaddress"'));
   });
@@ -158,7 +158,7 @@ describe('address-controller against a real API server', () => {
     const standby = await startController('address-controller', cluster.kubeconfig(SA), cluster.dir, ['--leader-elect', `--leader-election-namespace=${NAMESPACE}`], 'address-controller-b');
     controllers.push(standby);
     await new Promise((r) => setTimeout(r, 3000));
-    expect((await lease()).spec?.holderIdentity).toMatch(/^address-controller_\d+$/);
+    expect((await lease()).spec?.holderIdentity).toMatch(/^address-controller_[0-9a-f-]{36}$/);
     expect((await standby.get('/metrics')).body).not.toMatch(/leader_election_master_status\{[^}]*\} 1/);
 
     const leader = controllers[0]!;

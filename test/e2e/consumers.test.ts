@@ -239,6 +239,8 @@ describe.skipIf(unavailable)('an EndpointAttachment-shaped consumer', () => {
       try {
         await admin().core.deleteNamespacedConfigMap({ namespace: NS, name: owner, propagationPolicy: propagation });
         await waitFor(`claim ${claimName} collected`, () => gone(() => getClaim(claimName)), COLLECTED);
+        // A GET may see it gone before the watch delivers the DELETED event: wait for the event too.
+        await waitFor(`the DELETED event of claim ${claimName}`, async () => watched.events.at(-1)?.type === 'DELETED', 10_000);
       } finally {
         watched.stop();
       }

@@ -26,7 +26,7 @@ async function leaderOf(kind: 'core' | 'driver'): Promise<ControllerProcess> {
   let leader: ControllerProcess | undefined;
   await waitFor(`${kind} leader`, async () => {
     const holder = await leaseHolder(LEASES[kind][0], LEASES[kind][1]);
-    leader = replicas[kind].find((r) => holder === `${r.process.name}_${r.process.process.pid}`);
+    leader = replicas[kind].find((r) => holder === r.identity);
     return Boolean(leader);
   }, 30_000);
   return leader!;
@@ -60,7 +60,7 @@ describe('faults', () => {
   it('two replicas of each controller: exactly one leads each Lease', async () => {
     for (const kind of ['core', 'driver'] as const) {
       const holder = await leaseHolder(LEASES[kind][0], LEASES[kind][1]);
-      expect(replicas[kind].filter((r) => holder === `${r.process.name}_${r.process.process.pid}`)).toHaveLength(1);
+      expect(replicas[kind].filter((r) => holder === r.identity)).toHaveLength(1);
     }
     await createClaim(platform.admin, 'warmup');
     await waitFor('warmup Bound', () => allBound(['warmup']), 60_000);

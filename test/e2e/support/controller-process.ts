@@ -1,4 +1,5 @@
 /** Runs a controller from its real entrypoint as a local process (no kubelet runs Pods here). */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeFlagsFrom, RUNTIME_NODE_FLAGS } from '../../../hack/lib/node-flags.js';
 import { REPO_ROOT } from '../../support/synth.js';
@@ -9,6 +10,8 @@ export interface ControllerProcess {
   readonly process: Started;
   readonly probePort: number;
   readonly metricsPort: number;
+  /** Its leader-election identity (`<POD_NAME>_<uuid>`), as its first log line says. */
+  readonly identity: string;
   get(path: string, port?: number): Promise<{ status: number; body: string }>;
 }
 
@@ -45,5 +48,15 @@ export async function startController(
     return { status: response.status, body: await response.text() };
   };
   await waitFor(`${instance} /healthz (${started.tail(10)})`, async () => (await get('/healthz')).status === 200, 60_000);
-  return { process: started, probePort, metricsPort, get };
+  return { process: started, probePort, metricsPort, identity: identityOf(started), get };
+}
+
+/** The identity the process logged at startup (its "starting" line comes before it serves /healthz). */
+function identityOf(started: Started): string {
+  for (const line of readFileSync(started.logFile, 'utf8').split('\n')) {
+    if (line.includes('"msg":"starting"')) {
+      return String((JSON.parse(line) as { identity?: unknown }).identity ?? '');
+    }
+  }
+  throw new Error(`${started.name}: no "starting" line in its log`);
 }
