@@ -31,7 +31,7 @@ import { createClass, crd, packageChartDir, startPlatform, type Cr, type Platfor
 import { waitFor } from './support/ports.js';
 import { startRegistry, type Registry } from './support/registry.js';
 import { inNetns } from './support/lab/netns.js';
-import { hasKubeletTools, KUBELET_NODE } from './support/lab/kubelet.js';
+import { kubeletUnavailable, KUBELET_NODE } from './support/lab/kubelet.js';
 import { labUnavailable, startLab, type Lab } from './support/lab/lab.js';
 import { GROUP, VERSION } from './support/kube.js';
 
@@ -45,7 +45,7 @@ const NODE_POOL = '203.0.113.140/30';
 /** The image's USER (controllers/Dockerfile): the charts ask for runAsNonRoot and set no runAsUser. */
 const IMAGE_USER = 65532;
 
-const unavailable = labUnavailable() ?? hasKubeletTools();
+const unavailable = labUnavailable() ?? kubeletUnavailable();
 if (unavailable && process.env.CI === 'true') {
   throw new Error(`the node suite cannot run on this machine: ${unavailable}`);
 }

@@ -60,7 +60,8 @@ export interface KubeletHostOptions {
   readonly kubelet: string;
 }
 
-export const hasKubeletTools = (): string | undefined => {
+/** Why this machine cannot run the node, or undefined when it can (the lab's own needs come first). */
+export const kubeletUnavailable = (): string | undefined => {
   for (const [tool, pkg] of [['/usr/bin/containerd', 'containerd'], ['/usr/sbin/runc', 'runc'], [join(CNI_BIN, 'bridge'), 'containernetworking-plugins'], ['/usr/bin/nsenter', 'util-linux'], ['/usr/bin/unshare', 'util-linux']] as const) {
     if (!existsSync(tool)) {
       return `the node suite needs ${tool} (Debian package ${pkg}; .ci/run installs it)`;
@@ -176,6 +177,8 @@ export class KubeletHost {
         '  runtime_type = "io.containerd.runc.v2"',
         `[${cri}.containerd.runtimes.runc.options]`,
         '  SystemdCgroup = false',
+        // E2E_RUNC: another runc (a wrapper adding --debug, say) when a container will not start:
+        // runc's own reason is in a log containerd deletes with the failed task.
         ...(process.env.E2E_RUNC ? [`  BinaryName = "${process.env.E2E_RUNC}"`] : []),
         `[${cri}.cni]`,
         `  bin_dir = "${CNI_BIN}"`,
