@@ -58,7 +58,7 @@ let platform: Platform;
 let lab: Lab;
 const figures: string[] = [];
 const admin = () => platform.admin;
-const chartRef = (image: (typeof DEPLOYMENTS)[number]['image']) => `${image.repository}:${RELEASE_VERSION}@${image.digest}`;
+const chartRef = (image: (typeof DEPLOYMENTS)[number]['image']) => `${image.repository}:${image.tag}@${image.digest}`;
 
 async function podsOf(namespace: string, name: string): Promise<k8s.V1Pod[]> {
   return (await admin().core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/name=${name}` })).items;
