@@ -13,6 +13,7 @@ import { getRaw } from './support/kube.js';
 import { createClaim, createClass, crd, startPlatform, type Cr, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
 import { recordScenario } from './support/summary.js';
+import { samplesOf } from './support/metrics-text.js';
 
 const NS = 'tenant-a';
 const SETTLE_MS = 60_000;
@@ -46,15 +47,7 @@ async function recount(className: string, capacityV4: number) {
 
 /** One metric's samples from a scrape, by their label text. */
 async function scrape(process: ControllerProcess, metric: string): Promise<Map<string, number>> {
-  const { body } = await process.get('/metrics');
-  const samples = new Map<string, number>();
-  for (const line of body.split('\n')) {
-    const match = line.match(/^([a-z_]+)(\{[^}]*\})? (\S+)$/);
-    if (match && match[1] === metric) {
-      samples.set(match[2] ?? '', Number(match[3]));
-    }
-  }
-  return samples;
+  return samplesOf((await process.get('/metrics')).body, metric);
 }
 
 beforeAll(async () => {

@@ -23,7 +23,9 @@ import { digestOf, LayoutBlobs, OCI_MANIFEST_MEDIA_TYPE } from '../../lib/oci/la
 import { pushLayout } from '../../lib/oci/push.js';
 import { gzip, tarOf } from '../../lib/oci/tar.js';
 import { RELEASE_VERSION } from '../../constructs/version.js';
+import { inParallel } from '../../hack/bench/parallel.js';
 import { REPO_ROOT } from '../support/synth.js';
+import { samplesOf } from './support/metrics-text.js';
 import { kubectl } from './support/deputies/tools.js';
 import { pushPauseImage } from './support/pause-image.js';
 import { upgradeAsOperator } from './support/operator.js';
@@ -220,7 +222,7 @@ describe.skipIf(unavailable)('a real node runs the charts’ Deployments', () =>
     const bulk = 'bulk';
     await admin().core.createNamespace({ body: { metadata: { name: bulk } } });
     const started = Date.now();
-    await inParallel(BULK_SERVICES, 16, async (i) => {
+    await inParallel(16, BULK_SERVICES, async (i) => {
       const name = `svc-${i}`;
       await admin().core.createNamespacedService({ namespace: bulk, body: { metadata: { name }, spec: { type: 'ClusterIP', ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] } } });
       await admin().objects.create({
@@ -235,7 +237,7 @@ describe.skipIf(unavailable)('a real node runs the charts’ Deployments', () =>
     const written = Date.now() - started;
     await createClass(admin(), 'bulk', ['203.0.113.64/26'], 'Delete');
     const claims = Array.from({ length: BULK_CLAIMS }, (_, i) => `bulk-${i}`);
-    await inParallel(claims.length, 8, async (i) => {
+    await inParallel(8, claims.length, async (i) => {
       await admin().custom.createNamespacedCustomObject({
         ...crd('ipaddressclaims'),
         namespace: NS,
@@ -365,15 +367,6 @@ const RETRY_PERIOD_MS = 2_000;
 const BULK_SERVICES = 2_000;
 const BULK_CLAIMS = 60;
 
-/** Runs `work(0..count-1)` with at most `width` in flight. */
-async function inParallel(count: number, width: number, work: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < count) {
-      await work(next++);
-    }
-  }));
-}
 
 async function leaseOf(d: (typeof DEPLOYMENTS)[number]): Promise<{ holder: string; renewed: number; durationSeconds: number }> {
   // The controller's one Lease in its namespace (its leader-election id).
@@ -461,13 +454,13 @@ async function pushRebuild(controller: string): Promise<string> {
   }
 }
 
-/** A sample of an unlabelled metric in Prometheus' text format. */
+/** The one sample of an unlabelled metric. */
 function sample(text: string, name: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  if (!line) {
+  const value = samplesOf(text, name).get('');
+  if (value === undefined) {
     throw new Error(`no ${name} in the metrics`);
   }
-  return Number(line.split(' ')[1]);
+  return value;
 }
 
 const mib = (bytes: number) => Math.round(bytes / 1048576);

@@ -14,8 +14,6 @@ export interface Binaries {
   readonly metallbController: string;
   /** MetalLB's CRD manifests, from the same module version. */
   readonly metallbCrds: string;
-  /** Only the node suite needs it: looked up when asked for. */
-  kubeScheduler(): string;
 }
 
 export function binaries(): Binaries {
@@ -35,7 +33,6 @@ export function binaries(): Binaries {
     kubeControllerManager: pick('kube-controller-manager', true),
     metallbController: pick('metallb-controller', false),
     metallbCrds: pick('metallb-crds', false),
-    kubeScheduler: () => pick('kube-scheduler', false),
   };
 }
 
@@ -65,7 +62,7 @@ export function dataPathBinaries(): { readonly kubeProxy: string; readonly metal
   return { kubeProxy: fromBuild('kube-proxy'), metallbSpeaker: fromBuild('metallb-speaker') };
 }
 
-/** The node suite's kubelet, from the same build folder. */
-export function kubeletBinary(): string {
-  return fromBuild('kubelet');
+/** The node suite's kubelet and kube-scheduler, from the same build folder. */
+export function nodeBinaries(): { readonly kubelet: string; readonly kubeScheduler: string } {
+  return { kubelet: fromBuild('kubelet'), kubeScheduler: fromBuild('kube-scheduler') };
 }

@@ -13,7 +13,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
-import { binaries } from './binaries.js';
+import { binaries, nodeBinaries } from './binaries.js';
 import { freePort, waitFor } from './ports.js';
 import { start, type Started } from './processes.js';
 
@@ -52,11 +52,6 @@ export interface PodSupport {
    * apiserver), since the apiserver itself listens on the machine's loopback only.
    */
   readonly advertiseAddress: string;
-  /**
-   * A unix socket of an HTTP CONNECT proxy through which the apiserver reaches nodes and pods (its
-   * egress selector's `cluster` egress): a lab node's agent listens there.
-   */
-  readonly egressSocket: string;
 }
 
 export interface Cluster {
@@ -64,10 +59,12 @@ export interface Cluster {
   readonly dir: string;
   /** The audit log's path, when ClusterOptions.auditLog asked for one. */
   readonly auditLog?: string;
-  /** The Pod support it was started with. */
-  readonly pods?: PodSupport;
-  /** The CA bundle of the apiserver's serving certificate (what Pods trust: kube-root-ca.crt). */
-  readonly servingCa: string;
+  /**
+   * With Pod support: the unix socket (in the cluster's folder) of the HTTP CONNECT proxy through
+   * which the apiserver reaches nodes and pods (its egress selector's `cluster` egress); a lab
+   * node's agent listens there.
+   */
+  readonly egressSocket?: string;
   /** A kubeconfig file for `user` (default admin, in system:masters). */
   kubeconfig(user?: string): string;
   client(user?: string): k8s.KubeConfig;
@@ -79,6 +76,7 @@ export interface Cluster {
 }
 
 export const ADMIN = 'e2e-admin';
+const EGRESS_SOCKET = 'egress.sock';
 
 /**
  * Starts a control plane; once more on fresh ports if a process lost its port
@@ -158,7 +156,7 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
       '--allow-privileged=true',
     ];
     if (options.pods) {
-      writeFileSync(join(dir, 'egress.yaml'), egressSelection(options.pods.egressSocket));
+      writeFileSync(join(dir, 'egress.yaml'), egressSelection(join(dir, EGRESS_SOCKET)));
       // A node's name resolves nowhere: reach kubelets by their InternalIP, through the egress proxy.
       apiserverArgs.push(`--egress-selector-config-file=${join(dir, 'egress.yaml')}`, '--kubelet-preferred-address-types=InternalIP,Hostname');
     }
@@ -218,7 +216,7 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
       started.push(kcm);
     }
     if (options.pods) {
-      const scheduler = start('kube-scheduler', bin.kubeScheduler(), [`--kubeconfig=${kubeconfigs.get(ADMIN)}`, '--leader-elect=false', '--secure-port=0'], logs);
+      const scheduler = start('kube-scheduler', nodeBinaries().kubeScheduler, [`--kubeconfig=${kubeconfigs.get(ADMIN)}`, '--leader-elect=false', '--secure-port=0'], logs);
       started.push(scheduler);
     }
 
@@ -233,8 +231,7 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
       server,
       dir,
       auditLog,
-      pods: options.pods,
-      servingCa,
+      egressSocket: options.pods ? join(dir, EGRESS_SOCKET) : undefined,
       restartApiserver,
       compactEtcd,
       kubeconfig,

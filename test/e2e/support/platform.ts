@@ -3,8 +3,7 @@
  * helm, and controller processes started on demand: shared by the suites that
  * run the whole system.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
@@ -89,7 +88,7 @@ export async function startPlatform(
     controllerManager: true,
     serviceClusterIpRange,
     auditLog: options.auditLog,
-    pods: options.pods ? { advertiseAddress: API_ADVERTISE_ADDRESS, egressSocket: join(mkdtempSync(join(tmpdir(), 'e2e-egress-')), 'egress.sock') } : undefined,
+    pods: options.pods ? { advertiseAddress: API_ADVERTISE_ADDRESS } : undefined,
     users: [
       { name: CORE_SA, groups: ['system:serviceaccounts'] },
       { name: DRIVER_SA, groups: ['system:serviceaccounts'] },

@@ -25,7 +25,7 @@ import { connect, createServer, type Server } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as k8s from '@kubernetes/client-node';
-import { dataPathBinaries, kubeletBinary } from '../binaries.js';
+import { dataPathBinaries, nodeBinaries } from '../binaries.js';
 import type { Platform } from '../platform.js';
 import { waitFor } from '../ports.js';
 import { LabClient } from './client.js';
@@ -33,6 +33,7 @@ import { readCounters, type Counters } from './counters.js';
 import { cleanLeftovers, ip, labUnavailable, LAB_PREFIX, newRun, removeNamespace } from './netns.js';
 import { KubeletHost, KUBELET_NODE } from './kubelet.js';
 import { LabNode } from './nodes.js';
+import { splice } from './splice.js';
 import { API_ADVERTISE_ADDRESS, CLIENT, LAB_RANGES, PUBLIC, REGISTRY_RELAY_PORT, workloadAddresses, WORKLOAD_PORT } from './plan.js';
 import { agentArgs, kill9, spawnInteractive, startIn } from './run-in.js';
 import { assertDocumentation, assertHostDoesNotUse, assertHostUnchanged, contains, hostSnapshot } from './safety.js';
@@ -166,8 +167,9 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
     const socket = join(dir, 'api.sock');
     relays.push(await hostRelay(socket, Number(api.port)));
     const registrySocket = join(dir, 'registry.sock');
+    const egressSocket = platform.cluster.egressSocket;
     if (options.kubelet) {
-      if (!platform.cluster.pods) {
+      if (!egressSocket) {
         throw new Error('lab: kubelet needs a platform started with Pod support (PlatformOptions.pods)');
       }
       const [, port] = options.kubelet.registry.split(':');
@@ -223,7 +225,7 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
       await node.register();
     }
     await Promise.all(nodes.map((n) => n.start()));
-    if (options.kubelet && platform.cluster.pods) {
+    if (options.kubelet && egressSocket) {
       // Its own node, without a speaker: kubelet runs the Pods bound to it, and MetalLB's speakers
       // (processes here, with Pod objects bound to their nodes) stay on the others.
       const node = new LabNode(KUBELET_NODE, context.nodeNames.length + 1, context, true);
@@ -238,7 +240,7 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
       ip(['-n', node.ns, 'addr', 'add', `${API_ADVERTISE_ADDRESS}/32`, 'dev', 'lo']);
       await node.startAgent('relay-api', agents.relay, [api.port, socket, API_ADVERTISE_ADDRESS], /relay listening/);
       await node.startAgent('relay-registry', agents.relay, [String(REGISTRY_RELAY_PORT), registrySocket], /relay listening/);
-      await node.startAgent('egress', agents.proxy, [platform.cluster.pods.egressSocket], /connect proxy listening/);
+      await node.startAgent('egress', agents.proxy, [egressSocket], /connect proxy listening/);
       const nodeDir = join(dir, node.name);
       mkdirSync(nodeDir);
       kubelet = new KubeletHost({
@@ -249,7 +251,7 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
         dir: nodeDir,
         logs,
         cgroupName: `${LAB_PREFIX}${runId}-${node.name}`,
-        kubelet: kubeletBinary(),
+        kubelet: nodeBinaries().kubelet,
       });
       await kubelet.start();
       await waitFor(`${node.name} Ready (${kubelet.kubeletLog(10)})`, async () => {
@@ -348,19 +350,7 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
 
 /** The machine's end of a relay: a unix socket in the run's folder piped to a port on the machine's loopback. */
 async function hostRelay(socket: string, port: number): Promise<Server> {
-  const server = createServer((inbound) => {
-    const outbound = connect(port, '127.0.0.1');
-    inbound.pipe(outbound);
-    outbound.pipe(inbound);
-    const close = () => {
-      inbound.destroy();
-      outbound.destroy();
-    };
-    for (const s of [inbound, outbound]) {
-      s.on('error', close);
-      s.on('close', close);
-    }
-  });
+  const server = createServer((inbound) => splice(inbound, connect(port, '127.0.0.1')));
   await new Promise<void>((r) => server.listen(socket, () => r()));
   return server;
 }

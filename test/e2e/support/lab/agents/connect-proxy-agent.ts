@@ -9,6 +9,7 @@
  */
 import { rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
+import { splice } from '../splice.js';
 
 const [socketPath] = process.argv.slice(2);
 if (!socketPath) {
@@ -25,28 +26,24 @@ function tunnel(inbound: Socket, head: Buffer): void {
     return;
   }
   const host = request[1]!.replace(/^\[|\]$/g, '');
+  let connected = false;
   const outbound = connect(Number(request[2]), host, () => {
+    connected = true;
     inbound.write('HTTP/1.1 200 Connection established\r\n\r\n');
     const rest = head.subarray(Buffer.byteLength(text.slice(0, end + 4), 'latin1'));
     if (rest.length) {
       outbound.write(rest);
     }
-    inbound.pipe(outbound);
-    outbound.pipe(inbound);
+    splice(inbound, outbound);
   });
-  const close = () => {
-    inbound.destroy();
-    outbound.destroy();
-  };
+  // Until the tunnel is up: a target that cannot be reached is the client's 502, and a client gone is the dial's end.
   outbound.on('error', () => {
-    if (!inbound.destroyed) {
+    if (!connected) {
       inbound.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
     }
-    close();
   });
-  inbound.on('error', close);
-  inbound.on('close', close);
-  outbound.on('close', close);
+  inbound.on('error', () => outbound.destroy());
+  inbound.on('close', () => outbound.destroy());
 }
 
 rmSync(socketPath, { force: true });

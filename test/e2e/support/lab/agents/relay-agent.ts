@@ -7,6 +7,7 @@
  *   relay-agent.ts <listen port> <unix socket path> [<listen address>, default 127.0.0.1]
  */
 import { connect, createServer } from 'node:net';
+import { splice } from '../splice.js';
 
 const [portText, socketPath, host = '127.0.0.1'] = process.argv.slice(2);
 const port = Number(portText);
@@ -15,17 +16,5 @@ if (!(port > 0) || !socketPath) {
   process.exit(2);
 }
 
-const server = createServer((inbound) => {
-  const outbound = connect(socketPath);
-  inbound.pipe(outbound);
-  outbound.pipe(inbound);
-  const close = () => {
-    inbound.destroy();
-    outbound.destroy();
-  };
-  inbound.on('error', close);
-  outbound.on('error', close);
-  inbound.on('close', close);
-  outbound.on('close', close);
-});
+const server = createServer((inbound) => splice(inbound, connect(socketPath)));
 server.listen(port, host, () => process.stdout.write(`relay listening on ${host}:${port} -> ${socketPath}\n`));
