@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:dcf60419c15ef30298951bd01f73c8c8196c97746a565acc74eb7764453d8efb',
+    digest: 'sha256:181c6284e58d4f12293a6aa850f86c76f4325f71781552c683f738b448d63de5',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:8e3d476691c6d215189d4aa813b958de1ae85b2b901d8155d674d1a11f0788e8',
+    digest: 'sha256:bd2eb51d4c334dcaaf9255b607c618c9694e60d44550f57bc804779d6cad3d2b',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -35,6 +35,8 @@ export class LeaderElector {
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private lastRenew = 0;
+  /** The attempt under way, so release() never races a renewal it would then lose to. */
+  private attempt: Promise<boolean> = Promise.resolve(false);
 
   constructor(private readonly options: LeaderElectionOptions) {
     this.api = options.kubeConfig.makeApiClient(k8s.CoordinationV1Api);
@@ -57,10 +59,14 @@ export class LeaderElector {
         if (this.stopped) {
           return;
         }
-        const ok = await this.tryAcquireOrRenew().catch((error: unknown) => {
+        this.attempt = this.tryAcquireOrRenew().catch((error: unknown) => {
           this.options.log.warn('lease update failed', { lease: this.options.name, error: apiError(error) });
           return false;
         });
+        const ok = await this.attempt;
+        if (this.stopped) {
+          return; // released meanwhile: release() owns the Lease's last write
+        }
         const now = Date.now();
         if (ok) {
           this.lastRenew = now;
@@ -86,7 +92,10 @@ export class LeaderElector {
   async release(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    if (!this.leading) {
+    // A renewal in flight would otherwise land after the release (or make it
+    // conflict), leaving the Lease held by a process that has stopped.
+    const renewed = await this.attempt;
+    if (!this.leading && !renewed) {
       return;
     }
     this.leading = false;

@@ -45,6 +45,7 @@ export class FakeApiserver {
   private readonly open = new Set<ServerResponse>();
   /** TCP connections accepted: what a keep-alive client saves. */
   connections = 0;
+  private writesHeld: Promise<void> | undefined;
 
   static async start(): Promise<FakeApiserver> {
     const fake = new FakeApiserver();
@@ -67,6 +68,20 @@ export class FakeApiserver {
   /** The next watch request gets no answer at all, not even headers (an apiserver that hangs). */
   stallNextWatch(): void {
     this.scripts.push(STALL);
+  }
+
+  /**
+   * Holds every write from now on until the returned function is called; held
+   * writes are then applied in the order they arrived (a slow apiserver, to
+   * make a race between two writers deterministic).
+   */
+  holdWrites(): () => void {
+    let resume!: () => void;
+    this.writesHeld = new Promise((resolve) => (resume = resolve));
+    return () => {
+      this.writesHeld = undefined;
+      resume();
+    };
   }
 
   nextRevision(): string {
@@ -113,6 +128,9 @@ export class FakeApiserver {
       res.end(JSON.stringify(object));
     };
     const path = url.pathname;
+    if (req.method !== 'GET' && this.writesHeld) {
+      await this.writesHeld;
+    }
     try {
       if (req.method === 'GET') {
         const object = this.objects.get(path);

@@ -62,6 +62,21 @@ describe('LeaderElector', () => {
     expect(lease()!.spec).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
   });
 
+  it('release waits for a renewal in flight, so the Lease is handed back, not left held', async () => {
+    const a = elector('a', 2_000);
+    await a.run(() => {});
+    const writes = () => server.requests.filter((r) => r.method === 'PUT').length;
+    const before = writes();
+    const resume = server.holdWrites();
+    while (writes() === before) await sleep(5); // a's next renewal is now in flight, held
+    const released = a.release();
+    await sleep(100); // a release that does not wait reads the Lease now, and its write queues behind the renewal
+    resume();
+    await released;
+    expect(lease()!.spec.holderIdentity).toBeUndefined();
+    expect(a.isLeader).toBe(false);
+  });
+
   it('takes over a Lease whose holder stopped renewing, judged by its own observation', async () => {
     server.objects.set(LEASE, {
       metadata: { name: 'lock', resourceVersion: server.nextRevision() },
