@@ -47,7 +47,7 @@ export const IMAGES = {
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:bd2eb51d4c334dcaaf9255b607c618c9694e60d44550f57bc804779d6cad3d2b',
+    digest: 'sha256:89145828f3969e814f6b51eb1399e5e089c3ba92f26d93bbc0ff48b1e055387a',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -3,6 +3,7 @@ import type { V1Namespace } from '@kubernetes/client-node';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Construct } from 'constructs';
 import { GROUP } from '../../api/v1alpha1/group.js';
+import { ADOPTION_DEFAULTS, AdoptionJob, adoptionValuesSchema } from './adoption-job.js';
 import { ControllerChart } from '../controller/controller-chart.js';
 import { commonLabels } from '../controller/labels.js';
 import type { RbacRule } from '../controller/rbac.js';
@@ -27,11 +28,12 @@ export const metallbIadValuesSchema = controllerValuesSchema({
       'Namespace of the placeholder Services that hold reservations; tenants must not write there. ' +
       'Empty means the release namespace; any other name is created by the chart.',
   }),
+  adoption: adoptionValuesSchema,
 });
 export type MetallbIadValues = Static<typeof metallbIadValuesSchema>;
 
 export function metallbIadDefaults(image: ImagePin = IMAGES.metallbIad): MetallbIadValues {
-  return { ...controllerDefaults(image), metallbNamespace: 'metallb-system', placeholderNamespace: '' };
+  return { ...controllerDefaults(image), metallbNamespace: 'metallb-system', placeholderNamespace: '', adoption: ADOPTION_DEFAULTS };
 }
 
 /**
@@ -101,5 +103,7 @@ export class MetallbIadChart extends ControllerChart<typeof metallbIadValuesSche
       kind: 'Namespace',
       metadata: { name: Helm.str(v('placeholderNamespace')), labels: commonLabels(METALLB_IAD) },
     });
+
+    new AdoptionJob(this, 'Adoption', { chartName: METALLB_IAD });
   }
 }

@@ -67,7 +67,7 @@ export const LEASE_RULE: RbacRule = {
   verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
 };
 
-function policyRules(rules: readonly RbacRule[]): k8s.PolicyRule[] {
+export function policyRules(rules: readonly RbacRule[]): k8s.PolicyRule[] {
   return rules.map((rule) => ({
     apiGroups: [rule.apiGroup],
     resources: [...rule.resources].sort(),

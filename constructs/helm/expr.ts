@@ -245,6 +245,10 @@ export const Pipeline = {
    * CEL literal: every escape Go's encoder writes (`\"`, `\\`, `\n`, `\u003c`, ...) is a CEL
    * escape too, so values reach an admission expression without string-pasting.
    */
+  /** A list's elements joined by `separator` (Sprig `join`). */
+  join(separator: string, list: HelmOperand<readonly string[]>): HelmOperand<string> {
+    return new HelmOperand<string>(`join ${goString(separator)} ${operandArg(list)}`);
+  },
   toJson<T>(value: HelmOperand<T>): HelmOperand<string> {
     return new HelmOperand<string>(`toJson ${operandArg(value)}`);
   },

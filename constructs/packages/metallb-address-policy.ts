@@ -25,7 +25,7 @@
  */
 import { Construct } from 'constructs';
 import { IP_ADDRESS_CLAIM_ANNOTATION, METALLB_ADDRESS_ANNOTATIONS, METALLB_CARRIER_LABEL } from '../../api/v1alpha1/well-known.js';
-import { Helm, Pipeline, type HelmOperand } from '../helm/expr.js';
+import { Helm, Pipeline, Release, type HelmOperand } from '../helm/expr.js';
 import { denyingPolicy } from './admission-policy.js';
 
 export const POLICY_NAME = 'cozystack-metallb-address-policy';
@@ -206,11 +206,22 @@ export function driverCondition(username: HelmOperand<string>) {
   return { name: 'not-the-driver', expression: Helm.printf('request.userInfo.username != %s', Pipeline.toJson(username)) };
 }
 
+/**
+ * The adoption Job's exemption (constructs/charts/adoption-job.ts): its undo
+ * puts back the pins an admin had set on a Service before adoption, which
+ * in a tenant namespace only the platform may write.
+ */
+export function adopterCondition(username: HelmOperand<string>) {
+  return { name: 'not-the-adopter', expression: Helm.printf('request.userInfo.username != %s', Pipeline.toJson(username)) };
+}
+
 export interface MetallbAddressPolicyProps {
   /** Namespace of the driver's ServiceAccount. */
   readonly driverNamespace: HelmOperand<string>;
   /** Name of the driver's ServiceAccount. */
   readonly driverServiceAccount: HelmOperand<string>;
+  /** The adoption Job's ServiceAccount, always in the release namespace. */
+  readonly adopterServiceAccount: string;
   /** Who else may set or change the fenced keys. */
   readonly trustedCallers: TrustedCallerOperands;
   /** Who may bring the fenced annotations along on a Service that names a claim. */
@@ -228,7 +239,11 @@ export class MetallbAddressPolicy extends Construct {
           { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: [...FENCED_RESOURCES] },
         ],
       },
-      matchConditions: [TENANT_NAMESPACE_CONDITION, driverCondition(driver)],
+      matchConditions: [
+        TENANT_NAMESPACE_CONDITION,
+        driverCondition(driver),
+        adopterCondition(Pipeline.printf(`system:serviceaccount:%s:${props.adopterServiceAccount}`, Release.namespace)),
+      ],
       variables: [
         {
           name: 'annotations',

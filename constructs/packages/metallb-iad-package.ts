@@ -1,6 +1,8 @@
 /** packages/system/metallb-iad: the MetalLB driver, in cozy-metallb, with the annotation fence. */
 import { Type, type Static, type TObject } from '@sinclair/typebox';
 import type { Construct } from 'constructs';
+import { ADOPTION_POOL_RULES, ADOPTION_RULES, adopterName } from '../charts/adoption-job.js';
+import { policyRules } from '../controller/rbac.js';
 import { METALLB_IAD } from '../charts/metallb-iad.js';
 import type { HelmChart } from '../helm/chart-writer.js';
 import { Capabilities, Pipeline, Release, valuesOf } from '../helm/expr.js';
@@ -12,7 +14,7 @@ import { monitoringSuites } from '../monitoring/unit-tests.js';
 import { MetallbAddressPolicy } from './metallb-address-policy.js';
 import { MetallbClassPolicy } from './metallb-class-policy.js';
 import { INSTALL } from './sources.js';
-import { fenceAllowlistSuite, fenceGateSuite, fenceNotesSuites, fenceRequiredSuite, fenceSuite, operatorInstallSuite, VAP_API } from './unit-tests.js';
+import { adoptionJobSuite, fenceAllowlistSuite, fenceGateSuite, fenceNotesSuites, fenceRequiredSuite, fenceSuite, operatorInstallSuite, VAP_API } from './unit-tests.js';
 import { vendoredChartValues, WrapperChart } from './wrapper-chart.js';
 
 /** Cozystack runs MetalLB in cozy-metallb, not upstream's metallb-system. */
@@ -120,6 +122,7 @@ export function metallbIadPackageDefaults(): MetallbIadPackageValues {
 interface DriverValues {
   readonly metallbNamespace?: string;
   readonly placeholderNamespace?: string;
+  readonly image?: { readonly repository: string; readonly tag: string };
 }
 
 export class MetallbIadPackage extends WrapperChart<typeof metallbIadPackageValuesSchema> {
@@ -135,6 +138,7 @@ export class MetallbIadPackage extends WrapperChart<typeof metallbIadPackageValu
     new MetallbAddressPolicy(file, 'Policy', {
       driverNamespace: Pipeline.orDefault(v('admissionPolicy.driverServiceAccount.namespace'), Release.namespace),
       driverServiceAccount: v('admissionPolicy.driverServiceAccount.name'),
+      adopterServiceAccount: adopterName(METALLB_IAD),
       trustedCallers: {
         usernames: v('admissionPolicy.trustedCallers.usernames'),
         groups: v('admissionPolicy.trustedCallers.groups'),
@@ -152,17 +156,34 @@ export class MetallbIadPackage extends WrapperChart<typeof metallbIadPackageValu
 
     const release = { name: INSTALL.metallbIad.releaseName, namespace: INSTALL.metallbIad.namespace };
     const driver = values[METALLB_IAD] as DriverValues;
-    const upstreamDefaults = upstream.defaults as DriverValues;
+    // The vendored chart's defaults have every key (metallbIadDefaults).
+    const upstreamDefaults = upstream.defaults as Required<DriverValues>;
     // The chart's own defaults apply where the package does not override them.
     const metallbNamespace = driver.metallbNamespace ?? upstreamDefaults.metallbNamespace;
     const placeholderNamespace = (driver.placeholderNamespace ?? upstreamDefaults.placeholderNamespace) || release.namespace;
     const sa = values.admissionPolicy.driverServiceAccount;
-    const fence = { driverNamespace: sa.namespace || release.namespace, driverServiceAccount: sa.name, trustedCallers: values.admissionPolicy.trustedCallers };
+    const fence = {
+      driverNamespace: sa.namespace || release.namespace,
+      driverServiceAccount: sa.name,
+      adopterServiceAccount: adopterName(METALLB_IAD),
+      trustedCallers: values.admissionPolicy.trustedCallers,
+    };
     this.addUnitTests('metallb-iad_test.yaml', [
       operatorInstallSuite(METALLB_IAD, values[METALLB_IAD], release, [
         `--metallb-namespace=${metallbNamespace}`,
         `--placeholder-namespace=${placeholderNamespace}`,
       ]),
+    ]);
+    const image = driver.image ?? upstreamDefaults.image;
+    this.addUnitTests('adoption_test.yaml', [
+      adoptionJobSuite(release, {
+        chart: METALLB_IAD,
+        adopter: adopterName(METALLB_IAD),
+        image: `${image.repository}:${image.tag}`,
+        metallbNamespace,
+        clusterRules: policyRules(ADOPTION_RULES),
+        poolRules: policyRules(ADOPTION_POOL_RULES),
+      }),
     ]);
     this.addUnitTests('metallb-address-policy_test.yaml', [
       fenceSuite(release, fence),

@@ -119,6 +119,8 @@ export interface FenceExpectation {
   /** `system:serviceaccount:<ns>:<name>` of the driver as the package's values render it. */
   readonly driverNamespace: string;
   readonly driverServiceAccount: string;
+  /** The adoption Job's ServiceAccount, in the release namespace. */
+  readonly adopterServiceAccount: string;
   /** `admissionPolicy.trustedCallers` as the package was synthesized with. */
   readonly trustedCallers: {
     readonly usernames: readonly string[];
@@ -167,6 +169,18 @@ export function fenceSuite(release: Release, driver: FenceExpectation): UnitTest
             contains: {
               path: 'spec.matchConditions',
               content: { name: 'not-the-driver', expression: driverExpression(driver.driverNamespace, driver.driverServiceAccount) },
+            },
+          },
+        ],
+      },
+      {
+        it: 'exempts the adoption Job of the release, whose undo puts back an admin’s pins',
+        documentSelector: policy,
+        asserts: [
+          {
+            contains: {
+              path: 'spec.matchConditions',
+              content: { name: 'not-the-adopter', expression: driverExpression(release.namespace, driver.adopterServiceAccount) },
             },
           },
         ],
@@ -301,5 +315,111 @@ export function fenceGateSuite(release: Release): UnitTestSuite {
     set: OPERATOR_VALUES,
     capabilities: { apiVersions: [] },
     tests: [{ it: 'renders nothing without admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy', asserts: [{ hasDocuments: { count: 0 } }] }],
+  };
+}
+
+/** What the adoption Job is expected to render with, from the values the package was synthesized with. */
+export interface AdoptionExpectation {
+  /** The vendored driver chart. */
+  readonly chart: string;
+  /** Its ServiceAccount, roles and Job. */
+  readonly adopter: string;
+  readonly image: string;
+  readonly metallbNamespace: string;
+  /** The ClusterRole's and the pool Role's rules as rendered. */
+  readonly clusterRules: readonly unknown[];
+  readonly poolRules: readonly unknown[];
+}
+
+/** The opt-in adoption Job (constructs/charts/adoption-job.ts): off by default, its arguments from values, its least RBAC. */
+export function adoptionJobSuite(release: Release, expected: AdoptionExpectation): UnitTestSuite {
+  const key = (k: string) => `${expected.chart}.adoption.${k}`;
+  const adopt = { [key('enabled')]: true, [key('className')]: 'legacy', [key('pool')]: 'legacy' };
+  const job = { path: 'kind', value: 'Job' };
+  const args = 'spec.template.spec.containers[0].args';
+  const has = (content: string) => ({ contains: { path: args, content } });
+  const lacks = (content: string) => ({ not: true as const, contains: { path: args, content } });
+  return {
+    suite: 'adoption by a Job, opt-in (adoption.*)',
+    templates: [`charts/${expected.chart}/templates/adoption.yaml`],
+    release,
+    set: OPERATOR_VALUES,
+    tests: [
+      { it: 'renders nothing unless enabled', asserts: [{ hasDocuments: { count: 0 } }] },
+      {
+        it: 'enabled: a ServiceAccount, a ClusterRole and a Role with their bindings, and the Job',
+        set: { ...adopt, [key('all')]: true },
+        asserts: [{ hasDocuments: { count: 6 } }],
+      },
+      {
+        it: 'runs after install and every upgrade as a hook, the last run kept for its log',
+        set: { ...adopt, [key('all')]: true },
+        documentSelector: job,
+        asserts: [
+          { equal: { path: 'metadata.annotations["helm.sh/hook"]', value: 'post-install,post-upgrade' } },
+          { equal: { path: 'metadata.annotations["helm.sh/hook-delete-policy"]', value: 'before-hook-creation' } },
+          { equal: { path: 'spec.template.spec.serviceAccountName', value: expected.adopter } },
+          { equal: { path: 'spec.template.spec.containers[0].image', value: expected.image } },
+          { equal: { path: 'spec.template.spec.restartPolicy', value: 'Never' } },
+        ],
+      },
+      {
+        it: "runs the driver image's adopt subcommand with the values as flags",
+        set: { ...adopt, [key('all')]: true },
+        documentSelector: job,
+        asserts: [
+          { equal: { path: `${args}[0]`, value: 'adopt' } },
+          has('--class=legacy'),
+          has('--pool=legacy'),
+          has('--all'),
+          has(`--metallb-namespace=${expected.metallbNamespace}`),
+          has('--timeout=120'),
+          lacks('--undo'),
+          lacks('--dry-run'),
+        ],
+      },
+      {
+        it: 'passes namespaces and Services comma-separated',
+        set: { ...adopt, [key('namespaces')]: ['tenant-a', 'tenant-b'], [key('services')]: ['tenant-c/web'] },
+        documentSelector: job,
+        asserts: [has('--namespace=tenant-a,tenant-b'), has('--service=tenant-c/web'), lacks('--all')],
+      },
+      {
+        it: 'undo: the class alone',
+        set: { [key('enabled')]: true, [key('className')]: 'legacy', [key('undo')]: true },
+        documentSelector: job,
+        asserts: [has('--undo'), has('--class=legacy'), { not: true, contains: { path: args, content: '--pool=legacy' } }],
+      },
+      {
+        it: 'grants only what adoption reads and writes; the pools only in MetalLB’s namespace',
+        set: { ...adopt, [key('all')]: true },
+        documentSelector: { path: 'kind', value: 'ClusterRole' },
+        asserts: [{ equal: { path: 'rules', value: expected.clusterRules } }],
+      },
+      {
+        it: 'reads the admin’s pools in MetalLB’s namespace only',
+        set: { ...adopt, [key('all')]: true },
+        documentSelector: { path: 'kind', value: 'Role' },
+        asserts: [
+          { equal: { path: 'metadata.namespace', value: expected.metallbNamespace } },
+          { equal: { path: 'rules', value: expected.poolRules } },
+        ],
+      },
+      {
+        it: 'refuses enabled without a class',
+        set: { [key('enabled')]: true, [key('pool')]: 'legacy', [key('all')]: true },
+        asserts: [{ failedTemplate: { errorPattern: 'adoption[./]className' } }],
+      },
+      {
+        it: 'refuses an adoption that selects no Service',
+        set: adopt,
+        asserts: [{ failedTemplate: { errorPattern: 'adoption[./](namespaces|services)' } }],
+      },
+      {
+        it: 'refuses a Service not given as namespace/name',
+        set: { ...adopt, [key('services')]: ['web'] },
+        asserts: [{ failedTemplate: { errorPattern: 'adoption[./]services[./]0' } }],
+      },
+    ],
   };
 }

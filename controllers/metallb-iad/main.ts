@@ -5,9 +5,12 @@
  *
  *   metallb-iad [--kubeconfig FILE] [--metallb-namespace metallb-system]
  *               [--placeholder-namespace metallb-iad-system] [--leader-elect] ...
+ *   metallb-iad adopt ...   adoption of live addresses (adopt/command.ts), run once
  */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { runTool } from '../../lib/cli.js';
+import { runAdopt } from './adopt/command.js';
 import { RestEventRecorder } from '../runtime/event-recorder.js';
 import { RestClient } from '../runtime/rest.js';
 import { checkNamespaceFlag, commonFlags, controllerProcess, parseFlags, runMain, runUntilSignalled } from '../runtime/process.js';
@@ -22,8 +25,14 @@ import { setupServiceController } from './service-reconciler.js';
 /** The Lease name upstream uses. */
 export const LEADER_ELECTION_ID = 'e1633266.iad.cozystack.io';
 
-runMain(async () => {
-  const argv = hideBin(process.argv);
+const command = hideBin(process.argv);
+if (command[0] === 'adopt') {
+  runTool('adopt', () => runAdopt(command.slice(1)));
+} else {
+  runMain(() => runController(command));
+}
+
+async function runController(argv: string[]): Promise<void> {
   const parser = commonFlags(yargs(argv).scriptName('metallb-iad'), LEADER_ELECTION_ID)
     .option('metallb-namespace', { type: 'string', default: 'metallb-system', describe: 'Where IPAddressPools and L2Advertisements go' })
     .option('placeholder-namespace', { type: 'string', default: 'metallb-iad-system', describe: 'Where placeholder Services hold reservations' })
@@ -46,4 +55,4 @@ runMain(async () => {
   setupServiceController(manager, store, recorder('iad-service-controller'));
   setupAttachmentController(manager, store);
   await runUntilSignalled(proc);
-});
+}

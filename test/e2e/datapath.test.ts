@@ -21,7 +21,7 @@ import { labUnavailable, startLab, type Lab } from './support/lab/lab.js';
 import { ip, LAB_PREFIX, LAB_STATE, listNamespaces, removeNamespace } from './support/lab/netns.js';
 import { attach, dataPathFailures, deleteService, describeStream, failureTimeline, reattach, releaseTail, STREAM_TIMEOUT_MS, underStream, type FaultStream } from './support/lab/measure.js';
 import type { Family } from './support/lab/workloads.js';
-import { adopt, undo, type AdoptOptions } from '../../hack/adopt.js';
+import { adopt, undo, type AdoptOptions } from '../../controllers/metallb-iad/adopt/command.js';
 import { POOL } from './support/lab/plan.js';
 import { recordFault, recordScenario } from './support/summary.js';
 

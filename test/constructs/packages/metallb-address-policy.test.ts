@@ -14,6 +14,8 @@ import { admit } from '../../support/vap.js';
 const VAP_API = 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
 const chart = () => join(synthesizedArtifact(), 'packages', 'system', 'metallb-iad');
 const DRIVER = 'system:serviceaccount:cozy-metallb-iad:metallb-iad';
+/** The adoption Job's ServiceAccount (its undo puts an admin's pins back). */
+const ADOPTER = 'system:serviceaccount:cozy-metallb-iad:metallb-iad-adopt';
 const TENANT = 'tenant-a-admin';
 /** Who may, as the default values render it into each refusal. */
 const DEFAULT_WHO_MAY =
@@ -113,6 +115,8 @@ describe('the MetalLB annotation fence', () => {
     ['remove the carrier label', service('tenant-a'), labelled(service('tenant-a'), CARRIER), TENANT, true],
     ['the driver labels', labelled(service('tenant-a'), CARRIER), service('tenant-a'), DRIVER, 'not-matched'],
     ['the driver pins', service('tenant-a', pin), service('tenant-a'), DRIVER, 'not-matched'],
+    ['the adoption Job puts an admin’s pin back', service('tenant-a', pin), service('tenant-a'), ADOPTER, 'not-matched'],
+    ['a ServiceAccount of that name in a tenant namespace', service('tenant-a', pin), service('tenant-a'), 'system:serviceaccount:tenant-a:metallb-iad-adopt', false],
     ['another namespace', service('cozy-system', pin), null, TENANT, 'not-matched'],
     ['a namespace that only contains "tenant-"', service('my-tenant-a', pin), null, TENANT, 'not-matched'],
   ];

@@ -1,6 +1,6 @@
 import type { V1ResourceQuota, V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { API_VERSION, IP_ADDRESS_CLAIM_ANNOTATION, METALLB_PROVISIONER, type IPAddress, type IPAddressClaim, type IPAddressClass } from '../../../api/v1alpha1/index.js';
+import { API_VERSION, IP_ADDRESS_CLAIM_ANNOTATION, METALLB_PROVISIONER, type IPAddress, type IPAddressClaim, type IPAddressClass } from '../../../../api/v1alpha1/index.js';
 import {
   ADOPTED_FROM_ANNOTATION,
   ADOPTED_LABEL,
@@ -12,10 +12,10 @@ import {
   restoredKeys,
   SERVICE_BEFORE_ANNOTATION,
   type AdoptionWorld,
-} from '../../../hack/adopt/plan.js';
-import { ipObjectName } from '../../../controllers/metallb-iad/names.js';
-import { CARRIER_LABEL, PIN_ANNOTATION, PINNED_ANNOTATION, SERVED_BY_CLASS_ANNOTATION } from '../../../controllers/metallb-iad/well-known.js';
-import type { MetallbObject } from '../../../controllers/metallb-iad/store.js';
+} from '../../../../controllers/metallb-iad/adopt/plan.js';
+import { ipObjectName } from '../../../../controllers/metallb-iad/names.js';
+import { CARRIER_LABEL, PIN_ANNOTATION, PINNED_ANNOTATION, SERVED_BY_CLASS_ANNOTATION } from '../../../../controllers/metallb-iad/well-known.js';
+import type { MetallbObject } from '../../../../controllers/metallb-iad/store.js';
 
 const POOL: MetallbObject = {
   apiVersion: 'metallb.io/v1beta1',

@@ -4,7 +4,7 @@
  * the generated claim and the association that make it look as if it had been
  * attached through the claim annotation; or the refusals, one line each, when
  * any Service cannot be adopted (then nothing at all is written). Undo's plan
- * is here too. Pure: the command (hack/adopt.ts) reads and writes.
+ * is here too. Pure: the command (command.ts) reads and writes.
  */
 import type { V1ResourceQuota, V1Service } from '@kubernetes/client-node';
 import {
@@ -14,14 +14,14 @@ import {
   type IPAddress,
   type IPAddressClaim,
   type IPAddressClass,
-} from '../../api/v1alpha1/index.js';
-import { compareIps, familyOf, parseRange, rangeContains, type Family, type IpRange } from '../../api/ip.js';
-import { serviceFamilies } from '../../controllers/metallb-iad/association.js';
-import { backingPoolName } from '../../controllers/metallb-iad/class-parameters.js';
-import { ipObjectName } from '../../controllers/metallb-iad/names.js';
-import { ingressIps, pinnedAs } from '../../controllers/metallb-iad/services.js';
-import type { MetallbObject } from '../../controllers/metallb-iad/store.js';
-import { CARRIER_LABEL, PIN_ANNOTATION, PINNED_ANNOTATION, SERVED_BY_CLASS_ANNOTATION } from '../../controllers/metallb-iad/well-known.js';
+} from '../../../api/v1alpha1/index.js';
+import { compareIps, familyOf, parseRange, rangeContains, type Family, type IpRange } from '../../../api/ip.js';
+import { serviceFamilies } from '../association.js';
+import { backingPoolName } from '../class-parameters.js';
+import { ipObjectName } from '../names.js';
+import { ingressIps, pinnedAs } from '../services.js';
+import type { MetallbObject } from '../store.js';
+import { CARRIER_LABEL, PIN_ANNOTATION, PINNED_ANNOTATION, SERVED_BY_CLASS_ANNOTATION } from '../well-known.js';
 
 /** On the IPAddresses and claims adoption makes, value "true": what undo removes, and nothing else. */
 export const ADOPTED_LABEL = `${METALLB_PROVISIONER}/adopted`;
