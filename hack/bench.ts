@@ -17,6 +17,10 @@
  *                  core, driver and MetalLB, each with the apiserver's ceiling measured in the
  *                  same run (npm run bench:e2e: one size, $BENCH_E2E_CLAIMS)
  *   (core and e2e need the e2e binaries; BENCH_E2E=0 skips them)
+ *   node           hack/bench/node.ts: the charts' Pods on a real node with $BENCH_NODE_CLAIMS
+ *                  claims (10,000) and $BENCH_NODE_SERVICES unrelated ClusterIP Services
+ *                  (20,000): restarts, and each Pod's peak RSS against its memory limit
+ *                  (root, the e2e binaries, containerd; BENCH_NODE=0 skips it)
  *   datapath       hack/bench/datapath.ts: real packets through MetalLB's speaker and
  *                  kube-proxy in network namespaces (docs/datapath.md): attach latency
  *                  over 50 attaches, re-attach blackout, requests lost across kill -9 of
@@ -51,21 +55,24 @@ import { checkEndToEnd, describeEndToEnd } from './bench/e2e-targets.js';
 import { Targets } from './bench/targets.js';
 import { benchSynthVsHelm, RENDERED_CHARTS } from './bench/synth-vs-helm.js';
 import { parseArgsOrExit, reportError, toolParser } from '../lib/cli.js';
+import { nodeBenchSize, nodeBenchUnavailable } from './bench-node.js';
 
 parseArgsOrExit(
   'bench',
   toolParser(
     'bench',
     process.argv.slice(2),
-    '(no flags: settings are environment variables: BENCH_E2E=0 or core, BENCH_CORE_SIZES, BENCH_CORE_ROUNDS, BENCH_CONCURRENCY, BENCH_E2E_SIZES, UPSTREAM_ADDRESS_CONTROLLER; docs/benchmarks.md)',
+    '(no flags: settings are environment variables: BENCH_E2E=0 or core, BENCH_CORE_SIZES, BENCH_CORE_ROUNDS, BENCH_CONCURRENCY, BENCH_E2E_SIZES, BENCH_NODE, BENCH_NODE_CLAIMS, BENCH_NODE_SERVICES, UPSTREAM_ADDRESS_CONTROLLER; docs/benchmarks.md)',
   ),
   process.argv.slice(2),
 );
 
 // Bad settings are refused before the first figure, not after the minutes the earlier ones take.
 let e2eSizes: number[] = [];
+let nodeSizes = { claims: 0, services: 0 };
 try {
   e2eSizes = claimCounts();
+  nodeSizes = { claims: nodeBenchSize('BENCH_NODE_CLAIMS', 10_000), services: nodeBenchSize('BENCH_NODE_SERVICES', 20_000) };
 } catch (error) {
   process.exit(reportError('bench', error));
 }
@@ -268,6 +275,19 @@ if (process.env.BENCH_E2E === 'core') {
     const e2e = await benchEndToEnd(claims);
     process.stdout.write(describeEndToEnd(e2e));
     checkEndToEnd(targets, e2e);
+  }
+}
+{
+  const why = process.env.BENCH_NODE === '0' ? 'BENCH_NODE=0' : await nodeBenchUnavailable();
+  if (why) {
+    process.stdout.write(`bench node: skipped: ${why}\n`);
+    targets.skipped('node figures (Pods under their limits)', why);
+  } else {
+    const { benchNode } = await import('./bench/node.js');
+    const { checkNode, describeNode } = await import('./bench/node-targets.js');
+    const run = await benchNode(nodeSizes.claims, nodeSizes.services);
+    process.stdout.write(describeNode(run));
+    checkNode(targets, run);
   }
 }
 {

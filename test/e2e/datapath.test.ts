@@ -19,7 +19,7 @@ import { start, type Started } from './support/processes.js';
 import type { StreamResult } from './support/lab/agents/client-protocol.js';
 import { labUnavailable, startLab, type Lab } from './support/lab/lab.js';
 import { ip, LAB_PREFIX, LAB_STATE, listNamespaces, removeNamespace } from './support/lab/netns.js';
-import { attach, dataPathFailures, deleteService, describeStream, failureTimeline, reattach, releaseTail, STREAM_TIMEOUT_MS, underStream, type FaultStream } from './support/lab/measure.js';
+import { attach, dataPathFailures, deleteService, describeStream, failureTimeline, reattach, releaseTail, underStream, underStreams, type FaultStream, type StreamTarget } from './support/lab/measure.js';
 import type { Family } from './support/lab/workloads.js';
 import { adopt, undo, type AdoptOptions } from '../../controllers/metallb-iad/adopt/command.js';
 import { POOL } from './support/lab/plan.js';
@@ -428,35 +428,12 @@ describe.skipIf(unavailable)('the data path', () => {
       })),
     );
     /** Every adopted address's URL, with the workload that must answer on it. */
-    const targets: { id: string; url: string; workload: string }[] = [];
+    const targets: StreamTarget[] = [];
     const clients = () => ({ core: platform.admin.core, custom: platform.admin.custom });
     const adoptOptions = (more: Partial<AdoptOptions>): AdoptOptions => ({
       className: 'legacy', pool: 'legacy', all: false, namespaces: [], services: [], undo: false, dryRun: false,
       metallbNamespace: METALLB_NS, timeoutMs: 120_000, ...more,
     });
-
-    /** A stream to every target while `work` runs (from a second before it to three after); the failures per target. */
-    async function underStreams(work: () => Promise<void>): Promise<{ sent: number; failed: number; failures: string[]; ms: number }> {
-      const streams = targets.map((t) => ({ t, s: lab.client.stream(t.url, t.workload, { intervalMs: 250, count: 600, timeoutMs: STREAM_TIMEOUT_MS }) }));
-      await new Promise((r) => setTimeout(r, 1_000));
-      const started = Date.now();
-      let ms = 0;
-      try {
-        await work();
-        ms = Date.now() - started;
-        await new Promise((r) => setTimeout(r, 3_000));
-      } finally {
-        await Promise.all(streams.map(({ s }) => s.stop()));
-      }
-      const results = await Promise.all(streams.map(async ({ t, s }) => ({ t, r: await s.result })));
-      const failures = results.filter(({ r }) => dataPathFailures(r) > 0).map(({ t, r }) => `${t.id} ${t.url}: ${describeStream(r)}; ${failureTimeline(r, started)}`);
-      return {
-        sent: results.reduce((n, { r }) => n + r.sent, 0),
-        failed: results.reduce((n, { r }) => n + dataPathFailures(r), 0),
-        failures,
-        ms,
-      };
-    }
 
     beforeAll(async () => {
       const admin = platform.admin;
@@ -493,7 +470,7 @@ describe.skipIf(unavailable)('the data path', () => {
 
     it(`adopts ${services.length} Services in 3 namespaces under a steady stream to each of their addresses: not one request fails`, async () => {
       const lines: string[] = [];
-      const r = await underStreams(() => adopt(clients(), adoptOptions({ all: true }), (l) => lines.push(l)));
+      const r = await underStreams(lab, targets, () => adopt(clients(), adoptOptions({ all: true }), (l) => lines.push(l)));
       figures.push(`adoption of ${services.length} Services (${targets.length} addresses, 3 namespaces, one Dual): ${r.ms} ms; ${r.sent} requests, ${r.failed} failed`);
       expect(r.failures).toEqual([]);
       expect(lines.at(-1)).toMatch(new RegExp(`^adopted ${services.length} Services in`));
@@ -507,7 +484,7 @@ describe.skipIf(unavailable)('the data path', () => {
     }, 300_000);
 
     it('undo puts every Service back under the same streams: not one request fails', async () => {
-      const r = await underStreams(() => undo(clients(), adoptOptions({ pool: undefined, undo: true }), () => {}));
+      const r = await underStreams(lab, targets, () => undo(clients(), adoptOptions({ pool: undefined, undo: true }), () => {}));
       figures.push(`undo of the adoption (${targets.length} addresses): ${r.ms} ms; ${r.sent} requests, ${r.failed} failed`);
       expect(r.failures).toEqual([]);
       for (const s of services) {

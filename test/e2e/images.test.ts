@@ -6,7 +6,7 @@
  * as its USER against a real apiserver, until /readyz answers 200.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
@@ -68,6 +68,9 @@ afterAll(async () => {
   }
   await registry?.stop();
   await cluster?.stop();
+  if (out) {
+    rmSync(out, { recursive: true, force: true });
+  }
 });
 
 describe('controller images built without a Docker engine', () => {

@@ -10,10 +10,6 @@
  * node runs a speaker of each kind, and each attachment is announced by a speaker of its kind
  * only. `kubectl get ipclass` shows the class's LBClass, and the field is immutable.
  */
-import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +28,7 @@ import {
   type Platform,
 } from './support/platform.js';
 import { waitFor } from './support/ports.js';
+import { kubectl as toolsKubectl, removeToolState } from './support/deputies/tools.js';
 import { recordScenario } from './support/summary.js';
 import { labUnavailable, startLab, type Lab } from './support/lab/lab.js';
 import { attach, describeStream } from './support/lab/measure.js';
@@ -49,7 +46,6 @@ const SERVICE_ATTACHED = 'local.sdn.cozystack.io/Attached';
 const CLAIM_ATTACHED = 'Attached';
 const MISMATCH = 'LoadBalancerClassMismatch';
 const SETTLE = 60_000;
-const KUBECTL = process.env.KUBECTL ?? '/usr/bin/kubectl';
 
 const unavailable = labUnavailable();
 if (unavailable) {
@@ -148,13 +144,8 @@ async function expectMismatch(service: string, claim: string, address: { name: s
   return message;
 }
 
-function kubectl(args: string[]): Promise<string> {
-  const cache = mkdtempSync(join(tmpdir(), 'e2e-lb-class-kubectl-'));
-  return new Promise((resolve, reject) => {
-    execFile(KUBECTL, ['--kubeconfig', platform.cluster.kubeconfig(), '--cache-dir', cache, ...args], { timeout: 60_000, env: { ...process.env, KUBECACHEDIR: cache } }, (error, stdout, stderr) =>
-      error ? reject(new Error(`kubectl ${args.join(' ')}: ${error.message}\n${stderr}`)) : resolve(stdout),
-    );
-  });
+async function kubectl(args: string[]): Promise<string> {
+  return (await toolsKubectl(platform.cluster.kubeconfig(), args)).stdout;
 }
 
 /** The lab's nodes whose speaker of one kind logged announcing `ip`. */
@@ -182,6 +173,7 @@ afterAll(async () => {
     await lab?.stop();
   } finally {
     await platform?.stop();
+    removeToolState();
   }
 });
 

@@ -17,7 +17,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMAGES } from '../../constructs/images.js';
 import { OCI_CONFIG_MEDIA_TYPE, OCI_LAYER_MEDIA_TYPE } from '../../hack/images/oci-image.js';
 import { digestOf, LayoutBlobs, OCI_MANIFEST_MEDIA_TYPE } from '../../lib/oci/layout.js';
 import { pushLayout } from '../../lib/oci/push.js';
@@ -26,22 +25,19 @@ import { RELEASE_VERSION } from '../../constructs/version.js';
 import { inParallel } from '../../hack/bench/parallel.js';
 import { REPO_ROOT } from '../support/synth.js';
 import { samplesOf } from './support/metrics-text.js';
-import { kubectl } from './support/deputies/tools.js';
-import { pushPauseImage } from './support/pause-image.js';
+import { kubectl, removeToolState } from './support/deputies/tools.js';
 import { upgradeAsOperator } from './support/operator.js';
-import { createClass, crd, packageChartDir, startPlatform, type Cr, type Platform } from './support/platform.js';
+import { createClass, crd, packageChartDir, type Cr, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
-import { startRegistry, type Registry } from './support/registry.js';
 import { inNetns } from './support/lab/netns.js';
+import { CHART_DEPLOYMENTS, containerPid, mib, type NodePlatform, podsOf as podsIn, processStatus, quantityBytes, startNodePlatform } from './support/node-pods.js';
+import { underStreams, type StreamTarget } from './support/lab/measure.js';
 import { kubeletUnavailable, KUBELET_NODE } from './support/lab/kubelet.js';
-import { labUnavailable, startLab, type Lab } from './support/lab/lab.js';
+import { labUnavailable, type Lab } from './support/lab/lab.js';
 import { GROUP, VERSION } from './support/kube.js';
 
 const NS = 'tenant-a';
-const DEPLOYMENTS = [
-  { name: 'address-controller', namespace: 'cozy-address-controller', image: IMAGES.addressController },
-  { name: 'metallb-iad', namespace: 'cozy-metallb-iad', image: IMAGES.metallbIad },
-] as const;
+const DEPLOYMENTS = CHART_DEPLOYMENTS;
 /** The class's addresses: on the lab's public segment, inside its pool range. */
 const NODE_POOL = '203.0.113.140/30';
 /** The image's USER (controllers/Dockerfile): the charts ask for runAsNonRoot and set no runAsUser. */
@@ -55,16 +51,14 @@ if (unavailable) {
   process.stdout.write(`node: skipped: ${unavailable}\n`);
 }
 
-let registry: Registry;
+let node: NodePlatform | undefined;
 let platform: Platform;
 let lab: Lab;
 const figures: string[] = [];
 const admin = () => platform.admin;
 const chartRef = (image: (typeof DEPLOYMENTS)[number]['image']) => `${image.repository}:${image.tag}@${image.digest}`;
 
-async function podsOf(namespace: string, name: string): Promise<k8s.V1Pod[]> {
-  return (await admin().core.listNamespacedPod({ namespace, labelSelector: `app.kubernetes.io/name=${name}` })).items;
-}
+const podsOf = (namespace: string, name: string) => podsIn(admin().core, namespace, name);
 
 const ready = (pod: k8s.V1Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
@@ -86,15 +80,9 @@ async function describePods(): Promise<string> {
 
 describe.skipIf(unavailable)('a real node runs the charts’ Deployments', () => {
   beforeAll(async () => {
-    registry = await startRegistry();
-    const pushed = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'hack', 'images.ts'), '--push', registry.address, '--plain-http', '--out', join(REPO_ROOT, 'build', 'images')], { cwd: REPO_ROOT, encoding: 'utf8' });
-    if (pushed.status !== 0) {
-      throw new Error(`npm run images -- --push: ${pushed.stderr}`);
-    }
-    await pushPauseImage(registry.address);
     // Room for the unrelated Services' ClusterIPs beside every placeholder's.
-    platform = await startPlatform([], '10.0.0.0/16', { pods: true });
-    lab = await startLab(platform, { workloads: ['web'], kubelet: { registry: registry.address } });
+    node = await startNodePlatform('10.0.0.0/16', ['web']);
+    ({ platform, lab } = node);
   }, 900_000);
 
   afterAll(async () => {
@@ -102,10 +90,9 @@ describe.skipIf(unavailable)('a real node runs the charts’ Deployments', () =>
       process.stdout.write(`\nnode figures\n${figures.map((f) => `  ${f}`).join('\n')}\n`);
     }
     try {
-      await lab?.stop();
+      await node?.stop();
     } finally {
-      await platform?.stop();
-      await registry?.stop();
+      removeToolState();
     }
   });
 
@@ -141,7 +128,7 @@ describe.skipIf(unavailable)('a real node runs the charts’ Deployments', () =>
   it('each container runs as the image’s USER under the charts’ securityContext, with the projected token and the in-cluster configuration', async () => {
     for (const d of DEPLOYMENTS) {
       const [pod] = await podsOf(d.namespace, d.name);
-      const status = processOf(pod!);
+      const status = processStatus(lab, pod!);
       // runAsNonRoot with no runAsUser: the image's numeric USER is what runs.
       expect(status.get('Uid')?.split(/\s+/)).toEqual(Array(4).fill(String(IMAGE_USER)));
       expect(status.get('Gid')?.split(/\s+/)[0]).toBe(String(IMAGE_USER));
@@ -261,6 +248,90 @@ describe.skipIf(unavailable)('a real node runs the charts’ Deployments', () =>
     await deleteClaims(claims);
   }, 300_000);
 
+  /**
+   * Adoption without a checkout (docs/adoption.md): the admin enables the metallb-iad package's
+   * adoption Job through the package's values, as the operator's HelmRelease would carry them;
+   * the Job runs the driver image's `adopt` subcommand as its own ServiceAccount, on the node.
+   * A stream to each adopted address runs throughout, and through the undo the same way.
+   */
+  describe('adoption by the chart’s Job', () => {
+    const METALLB_NS = 'cozy-metallb';
+    const DRIVER = DEPLOYMENTS[1];
+    /** A tenant namespace of the platform's, where the fence applies. */
+    const LEGACY_NS = 'tenant-b';
+    /** The admin's own pool: on the public segment, inside the pool range, clear of the classes here. */
+    const LEGACY_POOL = '203.0.113.148/30';
+    const SERVICES = ['legacy-0', 'legacy-1'];
+    const targets: StreamTarget[] = [];
+    const ipsBefore = new Map<string, string>();
+    const metallb = { group: 'metallb.io', version: 'v1beta1', namespace: METALLB_NS };
+    const jobLog = () => kubectl(platform.cluster.kubeconfig(), ['-n', DRIVER.namespace, 'logs', `job/${DRIVER.name}-adopt`]);
+    /** The Package's component values changed; a failed hook fails the upgrade, with the Job's log. */
+    const upgradeDriver = (adoption: Record<string, unknown>) =>
+      upgradeAsOperator(admin().core, platform.cluster.kubeconfig(), { release: DRIVER.name, namespace: DRIVER.namespace, chartDir: packageChartDir(DRIVER.name), values: { [DRIVER.name]: { adoption } } }).catch(
+        async (error: Error) => {
+          const log = await jobLog().catch((e: Error) => ({ stdout: e.message }));
+          throw new Error(`${error.message}\n--- the adoption Job's log\n${log.stdout}\n${await describePods()}`);
+        },
+      );
+    const serviceOf = (name: string) => admin().core.readNamespacedService({ namespace: LEGACY_NS, name });
+
+    beforeAll(async () => {
+      await admin().custom.createNamespacedCustomObject({
+        ...metallb,
+        plural: 'ipaddresspools',
+        body: { apiVersion: 'metallb.io/v1beta1', kind: 'IPAddressPool', metadata: { name: 'legacy', namespace: METALLB_NS }, spec: { addresses: [LEGACY_POOL] } },
+      });
+      await admin().custom.createNamespacedCustomObject({
+        ...metallb,
+        plural: 'l2advertisements',
+        body: { apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata: { name: 'legacy', namespace: METALLB_NS }, spec: { ipAddressPools: ['legacy'] } },
+      });
+      for (const name of SERVICES) {
+        await lab.createService(LEGACY_NS, name, 'web');
+        const ip = await waitForValue(`${LEGACY_NS}/${name} holds an address of the legacy pool`, async () => (await serviceOf(name)).status?.loadBalancer?.ingress?.[0]?.ip, 60_000);
+        ipsBefore.set(name, ip);
+        const url = await lab.target(ip);
+        await waitFor(`web answers on ${url}`, async () => (await lab.client.stream(url, 'web', { intervalMs: 50, count: 10, timeoutMs: 500 }).result).failed === 0, 60_000);
+        targets.push({ id: `${LEGACY_NS}/${name}`, url, workload: 'web' });
+      }
+    }, 300_000);
+
+    it('enabled in the package’s values, the Job adopts the pool’s live Services under a stream to each address: not one request fails', async () => {
+      const r = await underStreams(lab, targets, () => upgradeDriver({ enabled: true, className: 'legacy', pool: 'legacy', all: true }));
+      figures.push(`adoption by the chart's Job (helm upgrade to Job done, ${SERVICES.length} Services): ${r.ms} ms; ${r.sent} requests, ${r.failed} failed`);
+      expect(r.failures).toEqual([]);
+      const log = await jobLog();
+      expect(log.stdout).toMatch(new RegExp(`^adopted ${SERVICES.length} Services in`, 'm'));
+      const [pod] = (await admin().core.listNamespacedPod({ namespace: DRIVER.namespace, labelSelector: `app.kubernetes.io/name=${DRIVER.name}-adopt` })).items;
+      expect(pod?.spec?.serviceAccountName).toBe(`${DRIVER.name}-adopt`);
+      expect(pod?.spec?.nodeName).toBe(KUBELET_NODE);
+      expect(pod?.spec?.containers[0]?.image).toBe(chartRef(DRIVER.image));
+      for (const name of SERVICES) {
+        const service = await serviceOf(name);
+        expect(service.metadata?.annotations?.['local.sdn.cozystack.io/ip-address-claim']).toBe(name);
+        expect(service.status?.loadBalancer?.ingress?.map((i) => i.ip)).toEqual([ipsBefore.get(name)]);
+        const claim = (await admin().custom.getNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: LEGACY_NS, name })) as Cr;
+        expect(claim.status?.phase).toBe('Bound');
+      }
+    }, 600_000);
+
+    it('undone the same way: every Service as it was, its address unchanged, not one request failed; disabled, the adopter’s ServiceAccount goes', async () => {
+      const r = await underStreams(lab, targets, () => upgradeDriver({ enabled: true, className: 'legacy', undo: true }));
+      figures.push(`undo by the chart's Job: ${r.ms} ms; ${r.sent} requests, ${r.failed} failed`);
+      expect(r.failures).toEqual([]);
+      expect((await jobLog()).stdout).toMatch(/^undone in /m);
+      for (const name of SERVICES) {
+        const service = await serviceOf(name);
+        expect(service.metadata?.annotations?.['local.sdn.cozystack.io/ip-address-claim']).toBeUndefined();
+        expect(service.status?.loadBalancer?.ingress?.map((i) => i.ip)).toEqual([ipsBefore.get(name)]);
+      }
+      await expect(admin().custom.getClusterCustomObject({ ...crd('ipaddressclasses'), name: 'legacy' })).rejects.toThrow();
+      await upgradeDriver({ enabled: false });
+      await expect(admin().core.readNamespacedServiceAccount({ namespace: DRIVER.namespace, name: `${DRIVER.name}-adopt` })).rejects.toThrow();
+    }, 600_000);
+  });
+
   describe('two replicas with leader election', () => {
     const CLASS = 'stream';
     let round = 0;
@@ -283,7 +354,7 @@ describe.skipIf(unavailable)('a real node runs the charts’ Deployments', () =>
         await new Promise((r) => setTimeout(r, 800));
         const cut = Date.now();
         if (how === 'the leading container is killed') {
-          process.kill(containerPid(leader!), 'SIGKILL');
+          process.kill(containerPid(lab, leader!), 'SIGKILL');
         } else {
           await admin().core.deleteNamespacedPod({ namespace: d.namespace, name: leader!.metadata!.name! });
         }
@@ -447,7 +518,7 @@ async function pushRebuild(controller: string): Promise<string> {
     writeFileSync(join(dir, path), content);
   }
   try {
-    const pushed = await pushLayout(dir, { registry: registry.address, repository: `cozystack/${controller}`, tag: `${RELEASE_VERSION}-rebuild`, plainHttp: true });
+    const pushed = await pushLayout(dir, { registry: node!.registry.address, repository: `cozystack/${controller}`, tag: `${RELEASE_VERSION}-rebuild`, plainHttp: true });
     return pushed.digest;
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -463,41 +534,15 @@ function sample(text: string, name: string): number {
   return value;
 }
 
-const mib = (bytes: number) => Math.round(bytes / 1048576);
-
-/** A memory quantity as the charts write it (Ki, Mi, Gi or plain bytes). */
-function quantityBytes(quantity: string): number {
-  const found = /^(\d+)(Ki|Mi|Gi)?$/.exec(quantity);
-  if (!found) {
-    throw new Error(`unexpected memory quantity ${quantity}`);
-  }
-  return Number(found[1]) * { Ki: 1024, Mi: 1048576, Gi: 1073741824, '': 1 }[found[2] ?? '']!;
-}
-
-/** The container's main process, by the runtime's own account (ctr), read from /proc. */
-function containerPid(pod: k8s.V1Pod): number {
-  const id = pod.status!.containerStatuses![0]!.containerID!.replace(/^containerd:\/\//, '');
-  const row = lab.kubelet!.ctr(['tasks', 'ls']).split('\n').find((l) => l.startsWith(id));
-  const pid = Number(row?.split(/\s+/)[1]);
-  if (!(pid > 0)) {
-    throw new Error(`no task for container ${id} of ${pod.metadata?.name}`);
-  }
-  return pid;
-}
-
-function processOf(pod: k8s.V1Pod): Map<string, string> {
-  const status = readFileSync(`/proc/${containerPid(pod)}/status`, 'utf8');
-  return new Map(status.split('\n').map((l) => l.split(/:\s*/, 2) as [string, string]).map(([k, v]) => [k, v?.trim() ?? '']));
-}
 
 function environOf(pod: k8s.V1Pod): Map<string, string> {
-  const environ = readFileSync(`/proc/${containerPid(pod)}/environ`, 'utf8');
+  const environ = readFileSync(`/proc/${containerPid(lab, pod)}/environ`, 'utf8');
   return new Map(environ.split('\0').filter(Boolean).map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
 }
 
 /** The mountinfo line of the container's own root. */
 function rootMount(pod: k8s.V1Pod): string {
-  const line = readFileSync(`/proc/${containerPid(pod)}/mountinfo`, 'utf8').split('\n').find((l) => l.split(' ')[4] === '/');
+  const line = readFileSync(`/proc/${containerPid(lab, pod)}/mountinfo`, 'utf8').split('\n').find((l) => l.split(' ')[4] === '/');
   if (!line) {
     throw new Error(`no root mount for ${pod.metadata?.name}`);
   }

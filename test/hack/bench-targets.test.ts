@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { EndToEndRun } from '../../hack/bench/e2e.js';
 import { checkEndToEnd, describeEndToEnd, rssBoundMiB } from '../../hack/bench/e2e-targets.js';
 import { Targets } from '../../hack/bench/targets.js';
+import { checkNode, describeNode, type NodeRun } from '../../hack/bench/node-targets.js';
 import { checkCore, roundsDone, slopeKiBPer1000, type CoreRun, type CoreSize } from '../../hack/bench/core.js';
 
 const run: EndToEndRun = {
@@ -162,5 +163,26 @@ describe("the core figure's targets (npm run bench, hack/bench/core.ts)", () => 
     expect(roundsDone(size(1000, [2, 2, 2]))).toBe(true);
     expect(roundsDone(size(3000, [2]))).toBe(true);
     expect(roundsDone(size(100, [2, 2]), 2)).toBe(true);
+  });
+});
+
+describe("the node figure's targets (npm run bench and npm run bench:node)", () => {
+  const MiB = 1048576;
+  const pod = { deployment: 'metallb-iad', pod: 'metallb-iad-7d9f', limitBytes: 384 * MiB, requestBytes: 128 * MiB, peakRssBytes: 200 * MiB, heapLimitBytes: 259 * MiB, restarts: 0, oomKilled: false };
+  const node = (p: Partial<typeof pod>): NodeRun => ({ claims: 10_000, services: 20_000, servicesSeconds: 100, claimsSeconds: 700, pods: [{ ...pod, ...p }] });
+  const report = (r: NodeRun) => tableOf((targets) => checkNode(targets, r));
+
+  it('a Pod under 75 % of its limit that never restarted: met, and the report names its peak, limit and request', () => {
+    expect(report(node({}))).toMatchObject({ code: 0 });
+    expect(describeNode(node({}))).toContain('metallb-iad-7d9f: peak RSS 200 MiB of a 384 MiB limit (52 %; request 128 MiB), V8 heap ceiling 259 MiB; 0 restarts');
+  });
+
+  it('a peak above 75 % of the limit, or any restart (an OOM kill among them), is a miss', () => {
+    const high = report(node({ peakRssBytes: 300 * MiB }));
+    expect(high.code).toBe(1);
+    expect(high.text).toContain('MISS metallb-iad Pod at 10000 claims + 20000 Services: peak RSS, % of its memory limit: 78.13 (target ≤ 75)');
+    const killed = node({ restarts: 1, oomKilled: true });
+    expect(report(killed).text).toContain('MISS metallb-iad Pod at 10000 claims + 20000 Services: restarts (OOM kills among them): 1.00 (target ≤ 0)');
+    expect(describeNode(killed)).toContain('1 restarts, OOM-killed');
   });
 });

@@ -21,6 +21,7 @@ const TOOLS = [
   ['images', 'hack/images.ts'],
   ['bench', 'hack/bench.ts'],
   ['bench:e2e', 'hack/bench-e2e.ts'],
+  ['bench:node', 'hack/bench-node.ts'],
 ] as const;
 
 describe('every tool shares one command-line layer', () => {
@@ -89,6 +90,13 @@ describe('every tool shares one command-line layer', () => {
     );
     const claims = spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'hack', 'bench-e2e.ts')], { cwd: REPO_ROOT, encoding: 'utf8', env: { ...env, BENCH_E2E_CLAIMS: '1e3' } });
     expect(claims).toMatchObject({ status: 2, stderr: 'bench:e2e: BENCH_E2E_CLAIMS="1e3": expected a positive integer (default 1000)\n' });
+  });
+
+  it('bench:node: a bad size is one line and exit 2 before anything runs', () => {
+    const run = (env: Record<string, string>) =>
+      spawnSync(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'hack', 'bench-node.ts')], { cwd: REPO_ROOT, encoding: 'utf8', env: { ...process.env, ...env } });
+    expect(run({ BENCH_NODE_CLAIMS: '10k' })).toMatchObject({ status: 2, stderr: 'bench:node: BENCH_NODE_CLAIMS="10k": expected a positive integer (default 10000)\n' });
+    expect(run({ BENCH_NODE_SERVICES: '0' })).toMatchObject({ status: 2, stderr: 'bench:node: BENCH_NODE_SERVICES="0": expected a positive integer (default 20000)\n' });
   });
 
   it('conformance: a missing --cozystack or a folder that is not a checkout is bad input', () => {

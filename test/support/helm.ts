@@ -1,5 +1,5 @@
 /** Runs the real helm CLI on synthesized charts. */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { parseAllDocuments } from 'yaml';
 import { resolveHelm } from '../../hack/helm.js';
 
@@ -9,9 +9,24 @@ export interface HelmResult {
   readonly stderr: string;
 }
 
+const HELM_ENV = { ...process.env, HELM_CACHE_HOME: '/tmp/cozy-addresses-helm-cache' };
+
 export function helm(...args: string[]): HelmResult {
-  const result = spawnSync(resolveHelm(), args, { encoding: 'utf8', env: { ...process.env, HELM_CACHE_HOME: '/tmp/cozy-addresses-helm-cache' } });
+  const result = spawnSync(resolveHelm(), args, { encoding: 'utf8', env: HELM_ENV });
   return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * helm without blocking the event loop: for a release whose hooks wait on something this
+ * process serves meanwhile (the lab's relays, through which a node reaches the apiserver).
+ */
+export function helmAsync(...args: string[]): Promise<HelmResult> {
+  return new Promise((resolve) => {
+    execFile(resolveHelm(), args, { encoding: 'utf8', env: HELM_ENV, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const status = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+      resolve({ status, stdout, stderr });
+    });
+  });
 }
 
 export interface KubeObject {

@@ -197,7 +197,8 @@ async function startClusterOnce(options: ClusterOptions): Promise<Cluster> {
       if (options.pods) {
         // node-lifecycle-controller: kubelet registers its Node tainted not-ready, and only this
         // controller lifts the taint once the Node reports Ready.
-        controllers.push('deployment-controller', 'replicaset-controller', 'serviceaccount-controller', 'root-ca-certificate-publisher-controller', 'endpointslice-controller', 'node-lifecycle-controller');
+        // job-controller: the metallb-iad chart's adoption Job.
+        controllers.push('deployment-controller', 'replicaset-controller', 'job-controller', 'serviceaccount-controller', 'root-ca-certificate-publisher-controller', 'endpointslice-controller', 'node-lifecycle-controller');
       }
       const kcm = start('kube-controller-manager', bin.kubeControllerManager, [
         `--kubeconfig=${kubeconfigs.get(ADMIN)}`,

@@ -19,7 +19,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { resolveHelm } from '../../../hack/helm.js';
 import { checkCheckout, renderCozystackValues } from '../../../hack/lib/cozystack-checkout.js';
-import { helm } from '../../support/helm.js';
+import { helmAsync } from '../../support/helm.js';
 import { REPO_ROOT } from '../../support/synth.js';
 
 export const COZYSTACK_VALUES = 'cozystack-values';
@@ -83,7 +83,8 @@ async function releaseAsOperator(verb: 'install' | 'upgrade', core: k8s.CoreV1Ap
   const specValues = join(dir, 'spec-values.yaml');
   writeFileSync(valuesFrom, Buffer.from(stored, 'base64'));
   writeFileSync(specValues, stringify(install.values ?? {}));
-  const result = helm(verb, install.release, install.chartDir, '--namespace', install.namespace, '--kubeconfig', kubeconfig, '-f', valuesFrom, '-f', specValues);
+  // Not spawnSync: a hook Job runs on the lab's node, which reaches the apiserver through this process.
+  const result = await helmAsync(verb, install.release, install.chartDir, '--namespace', install.namespace, '--kubeconfig', kubeconfig, '-f', valuesFrom, '-f', specValues);
   if (result.status !== 0) {
     throw new Error(`helm ${verb} ${install.release} (as the operator's HelmRelease): ${result.stderr}`);
   }

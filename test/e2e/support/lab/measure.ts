@@ -203,3 +203,37 @@ export function describeStream(r: StreamResult): string {
     (r.stalls.length ? `; the client itself stalled ${r.stalls.length}× (worst ${Math.max(...r.stalls.map(([, late]) => late))} ms)` : '')
   );
 }
+
+/** An address a stream runs to, and the workload that must answer on it. */
+export interface StreamTarget {
+  readonly id: string;
+  readonly url: string;
+  readonly workload: string;
+}
+
+/**
+ * A stream to every target while `work` runs (from a second before it to three after, every
+ * 250 ms, for at most 150 s: the client's bound on a stream): requests sent, those the data path failed, one line per failing target, how long
+ * `work` took.
+ */
+export async function underStreams(lab: Lab, targets: readonly StreamTarget[], work: () => Promise<void>): Promise<{ sent: number; failed: number; failures: string[]; ms: number }> {
+  const streams = targets.map((t) => ({ t, s: lab.client.stream(t.url, t.workload, { intervalMs: 250, count: 600, timeoutMs: STREAM_TIMEOUT_MS }) }));
+  await new Promise((r) => setTimeout(r, 1_000));
+  const started = Date.now();
+  let ms = 0;
+  try {
+    await work();
+    ms = Date.now() - started;
+    await new Promise((r) => setTimeout(r, 3_000));
+  } finally {
+    await Promise.all(streams.map(({ s }) => s.stop()));
+  }
+  const results = await Promise.all(streams.map(async ({ t, s }) => ({ t, r: await s.result })));
+  const failures = results.filter(({ r }) => dataPathFailures(r) > 0).map(({ t, r }) => `${t.id} ${t.url}: ${describeStream(r)}; ${failureTimeline(r, started)}`);
+  return {
+    sent: results.reduce((n, { r }) => n + r.sent, 0),
+    failed: results.reduce((n, { r }) => n + dataPathFailures(r), 0),
+    failures,
+    ms,
+  };
+}
