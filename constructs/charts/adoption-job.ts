@@ -16,6 +16,7 @@ import { GROUP } from '../../api/v1alpha1/group.js';
 import { DNS_LABEL_MAX, DNS_LABEL_PATTERN } from '../../api/names.js';
 import { commonLabels } from '../controller/labels.js';
 import { ControllerClusterRbac, ControllerNamespacedRbac, type RbacRule } from '../controller/rbac.js';
+import { controllerPodBasics } from '../controller/deployment.js';
 import type { ControllerValues } from '../controller/values.js';
 import { Helm, Pipeline, Release, valuesOf, type HelmOperand } from '../helm/expr.js';
 import type { HelmChart } from '../helm/chart-writer.js';
@@ -119,6 +120,7 @@ export class AdoptionJob extends Construct {
     new ControllerNamespacedRbac(file, 'PoolRbac', { ...identity, namespace: Helm.str(v('metallbNamespace')), rules: ADOPTION_POOL_RULES });
 
     const list = (values: HelmOperand<readonly string[]>) => Pipeline.join(',', values);
+    const basics = controllerPodBasics();
     templatedObject<V1Job>(file, 'Job', {
       apiVersion: 'batch/v1',
       kind: 'Job',
@@ -143,18 +145,13 @@ export class AdoptionJob extends Construct {
             serviceAccountName: name,
             automountServiceAccountToken: true,
             restartPolicy: 'Never',
-            priorityClassName: Helm.when(v('controller.priorityClassName'), Helm.str(v('controller.priorityClassName'))),
-            imagePullSecrets: Helm.yaml(v('imagePullSecrets')),
-            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
-            // Where the driver may run, the adopter may: the same placement.
-            nodeSelector: Helm.yaml(v('controller.nodeSelector')),
-            tolerations: Helm.yaml(v('controller.tolerations')),
-            affinity: Helm.yaml(v('controller.affinity')),
+            // The driver's image, hardening and placement: where the driver may run, the adopter may.
+            // Its resources are the driver's too: it holds at most what the driver's informers hold.
+            ...basics.pod,
             containers: [
               {
                 name: 'adopt',
-                image: Helm.printf('%s:%s', v('image.repository'), v('image.tag')),
-                imagePullPolicy: Helm.str(v('image.pullPolicy')),
+                ...basics.container,
                 args: [
                   'adopt',
                   Helm.printf('--class=%s', v('adoption.className')),
@@ -167,14 +164,6 @@ export class AdoptionJob extends Construct {
                   Helm.printf('--metallb-namespace=%s', v('metallbNamespace')),
                   Helm.printf('--timeout=%v', v('adoption.timeoutSeconds')),
                 ],
-                // It holds what the driver's informers hold at most (every Service, every address): the driver's limits.
-                resources: Helm.yaml(v('controller.resources')),
-                securityContext: {
-                  allowPrivilegeEscalation: false,
-                  readOnlyRootFilesystem: true,
-                  runAsNonRoot: true,
-                  capabilities: { drop: ['ALL'] },
-                },
               },
             ],
           },

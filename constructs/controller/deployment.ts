@@ -4,7 +4,7 @@
  * 1500m/2Gi limits, and its L1 serializer drops placeholders in struct fields.
  */
 import type { ApiObject } from 'cdk8s';
-import type { V1Deployment } from '@kubernetes/client-node';
+import type { V1Container, V1Deployment, V1PodSpec } from '@kubernetes/client-node';
 import { Construct } from 'constructs';
 import { Helm, Release, valuesOf, type Templated } from '../helm/expr.js';
 import { templatedObject } from '../helm/templated-object.js';
@@ -26,6 +26,38 @@ interface SharedValues {
   controller: ControllerValues;
 }
 
+/**
+ * What every Pod of a controller chart shares (the Deployment's, and the driver's adoption Job's):
+ * the image as values pin it, the hardened security contexts, priority and placement.
+ */
+export function controllerPodBasics(): {
+  pod: Templated<Pick<V1PodSpec, 'priorityClassName' | 'imagePullSecrets' | 'securityContext' | 'nodeSelector' | 'tolerations' | 'affinity'>>;
+  container: Templated<Pick<V1Container, 'image' | 'imagePullPolicy' | 'resources' | 'securityContext'>>;
+} {
+  const v = valuesOf<SharedValues>();
+  return {
+    pod: {
+      priorityClassName: Helm.when(v('controller.priorityClassName'), Helm.str(v('controller.priorityClassName'))),
+      imagePullSecrets: Helm.yaml(v('imagePullSecrets')),
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+      nodeSelector: Helm.yaml(v('controller.nodeSelector')),
+      tolerations: Helm.yaml(v('controller.tolerations')),
+      affinity: Helm.yaml(v('controller.affinity')),
+    },
+    container: {
+      image: Helm.printf('%s:%s', v('image.repository'), v('image.tag')),
+      imagePullPolicy: Helm.str(v('image.pullPolicy')),
+      resources: Helm.yaml(v('controller.resources')),
+      securityContext: {
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        runAsNonRoot: true,
+        capabilities: { drop: ['ALL'] },
+      },
+    },
+  };
+}
+
 export class ControllerDeployment extends Construct {
   readonly apiObject: ApiObject;
 
@@ -34,6 +66,7 @@ export class ControllerDeployment extends Construct {
     const v = valuesOf<SharedValues>();
     const metricsPort = v('controller.metricsPort');
     const healthPort = v('controller.healthProbePort');
+    const basics = controllerPodBasics();
 
     this.apiObject = templatedObject<V1Deployment>(this, 'Resource', {
       apiVersion: 'apps/v1',
@@ -50,18 +83,12 @@ export class ControllerDeployment extends Construct {
             serviceAccountName: props.serviceAccountName,
             // The controller talks to the API server; cdk8s-plus would switch the token off.
             automountServiceAccountToken: true,
-            priorityClassName: Helm.when(v('controller.priorityClassName'), Helm.str(v('controller.priorityClassName'))),
-            imagePullSecrets: Helm.yaml(v('imagePullSecrets')),
-            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+            ...basics.pod,
             terminationGracePeriodSeconds: 30,
-            nodeSelector: Helm.yaml(v('controller.nodeSelector')),
-            tolerations: Helm.yaml(v('controller.tolerations')),
-            affinity: Helm.yaml(v('controller.affinity')),
             containers: [
               {
                 name: 'controller',
-                image: Helm.printf('%s:%s', v('image.repository'), v('image.tag')),
-                imagePullPolicy: Helm.str(v('image.pullPolicy')),
+                ...basics.container,
                 args: [
                   Helm.printf('--leader-elect=%t', v('controller.leaderElect')),
                   Helm.when(
@@ -91,13 +118,6 @@ export class ControllerDeployment extends Construct {
                   httpGet: { path: '/readyz', port: 'health' },
                   initialDelaySeconds: 5,
                   periodSeconds: 10,
-                },
-                resources: Helm.yaml(v('controller.resources')),
-                securityContext: {
-                  allowPrivilegeEscalation: false,
-                  readOnlyRootFilesystem: true,
-                  runAsNonRoot: true,
-                  capabilities: { drop: ['ALL'] },
                 },
               },
             ],

@@ -22,6 +22,8 @@ export interface PodMemory {
 
 export interface NodeRun {
   readonly claims: number;
+  /** Bound when the run ended (all of them, unless it ran out of time). */
+  readonly boundClaims: number;
   readonly services: number;
   readonly servicesSeconds: number;
   readonly claimsSeconds: number;
@@ -32,7 +34,8 @@ const mib = (bytes: number) => (bytes / 1048576).toFixed(0);
 
 export function describeNode(run: NodeRun): string {
   const lines = [
-    `bench node: ${run.claims} claims and ${run.services} ClusterIP Services (with EndpointSlices) on a real node, the charts' Pods as rendered:`,
+    `bench node: ${run.claims} claims (${run.boundClaims} Bound in ${run.claimsSeconds.toFixed(0)} s) and ${run.services} ClusterIP Services with EndpointSlices ` +
+      `(written in ${run.servicesSeconds.toFixed(0)} s) on a real node, the charts' Pods as rendered:`,
     ...run.pods.map(
       (p) =>
         `  ${p.pod}: peak RSS ${mib(p.peakRssBytes)} MiB of a ${mib(p.limitBytes)} MiB limit (${((100 * p.peakRssBytes) / p.limitBytes).toFixed(0)} %; request ${mib(p.requestBytes)} MiB), ` +
@@ -43,6 +46,7 @@ export function describeNode(run: NodeRun): string {
 }
 
 export function checkNode(targets: Targets, run: NodeRun): void {
+  targets.atLeast(`claims Bound through the Pods, of ${run.claims}`, run.boundClaims, run.claims);
   for (const p of run.pods) {
     targets.atMost(`${p.deployment} Pod at ${run.claims} claims + ${run.services} Services: restarts (OOM kills among them)`, p.restarts, 0);
     targets.atMost(`${p.deployment} Pod at ${run.claims} claims + ${run.services} Services: peak RSS, % of its memory limit`, (100 * p.peakRssBytes) / p.limitBytes, NODE_MAX_PERCENT_OF_LIMIT);

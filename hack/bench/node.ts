@@ -8,19 +8,24 @@
  * process, exact, not sampled) against the container's memory limit, and V8's
  * heap ceiling (Node sizes it from the cgroup's limit).
  *
+ * The unrelated Services carry `service.kubernetes.io/service-proxy-name`, so kube-proxy leaves
+ * them alone, and the lab has one speaker node: on two cores, three kube-proxies (nftables)
+ * reprogramming every node for 30,000 Services took the cores from everything else (writing the
+ * 20,000 took 1,350 s, and claims then bound at 1.6 a second). Our controllers still watch them:
+ * they are ordinary ClusterIP Services with EndpointSlices in every informer of Services.
+ *
  * The claims' class is IPv6, on the lab's public segment
  * (2001:db8:1::1:0/112, documentation space): 10,000 addresses do not fit the
  * IPv4 documentation ranges. The cluster is dual-stack so the placeholders
  * can be IPv6 Services; the unrelated Services stay IPv4 (the first family).
  */
-import type * as k8s from '@kubernetes/client-node';
 import { performance } from 'node:perf_hooks';
 import { GROUP, VERSION } from '../../api/v1alpha1/index.js';
 import { ToolError } from '../../lib/errors.js';
 import { samplesOf } from '../../test/e2e/support/metrics-text.js';
 import { inNetns } from '../../test/e2e/support/lab/netns.js';
 import { KUBELET_NODE } from '../../test/e2e/support/lab/kubelet.js';
-import { CHART_DEPLOYMENTS, peakRssBytes, podsOf, quantityBytes, startNodePlatform, type NodePlatform } from '../../test/e2e/support/node-pods.js';
+import { CHART_DEPLOYMENTS, peakRssBytes, podsOf, quantityBytes, startNodePlatform, writeUnrelatedServices, type NodePlatform } from '../../test/e2e/support/node-pods.js';
 import { createClass, crd, type Cr } from '../../test/e2e/support/platform.js';
 import { benchBoundMs } from './e2e-pool.js';
 import { inParallel } from './parallel.js';
@@ -32,28 +37,19 @@ const NODE_BENCH_RANGE_SIZE = 65_536;
 const SERVICE_CIDRS = '10.0.0.0/16,fd00:10:96::/108';
 const BULK_NS = 'bulk';
 const CLAIM_NS = 'tenant-a';
+/** kube-proxy skips a Service with this label (it names another proxy), nothing else does. */
+const UNPROXIED = { 'service.kubernetes.io/service-proxy-name': 'bench-unproxied' };
 export async function benchNode(claims: number, services: number): Promise<NodeRun> {
   if (claims * 1.25 > NODE_BENCH_RANGE_SIZE) {
     throw new ToolError([`${claims} claims do not fit the node bench's class ${NODE_BENCH_RANGE}`]);
   }
   let node: NodePlatform | undefined;
   try {
-    node = await startNodePlatform(SERVICE_CIDRS, []);
+    node = await startNodePlatform(SERVICE_CIDRS, [], 1);
     const admin = node.platform.admin;
     await admin.core.createNamespace({ body: { metadata: { name: BULK_NS } } });
     let started = performance.now();
-    await inParallel(16, services, async (i) => {
-      const name = `svc-${i}`;
-      await admin.core.createNamespacedService({ namespace: BULK_NS, body: { metadata: { name }, spec: { type: 'ClusterIP', ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] } } });
-      await admin.objects.create({
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        metadata: { name: `${name}-1`, namespace: BULK_NS, labels: { 'kubernetes.io/service-name': name } },
-        addressType: 'IPv4',
-        endpoints: [{ addresses: [`198.51.100.${100 + (i % 50)}`], conditions: { ready: true } }],
-        ports: [{ port: 8080, protocol: 'TCP' }],
-      } as k8s.KubernetesObject);
-    });
+    await writeUnrelatedServices(admin, BULK_NS, services, UNPROXIED);
     const servicesSeconds = (performance.now() - started) / 1000;
     process.stdout.write(`bench node: ${services} ClusterIP Services with EndpointSlices written in ${servicesSeconds.toFixed(0)} s\n`);
 
@@ -66,17 +62,21 @@ export async function benchNode(claims: number, services: number): Promise<NodeR
         body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClaim', metadata: { name: `c-${i}`, namespace: CLAIM_NS }, spec: { className: 'bench', family: 'IPv6' } },
       }),
     );
-    await allBound(node, claims, benchBoundMs(claims));
+    // A run that runs out of time still reports the Pods' memory: the caches are full by then.
+    const boundClaims = await allBound(node, claims, benchBoundMs(claims));
     const claimsSeconds = (performance.now() - started) / 1000;
-    process.stdout.write(`bench node: ${claims} claims Bound through the Pods in ${claimsSeconds.toFixed(0)} s (${(claims / claimsSeconds).toFixed(1)} claims/s)\n`);
-    return { claims, services, servicesSeconds, claimsSeconds, pods: await podMemory(node) };
+    process.stdout.write(`bench node: ${boundClaims} of ${claims} claims Bound through the Pods in ${claimsSeconds.toFixed(0)} s (${(boundClaims / claimsSeconds).toFixed(1)} claims/s)\n`);
+    return { claims, boundClaims, services, servicesSeconds, claimsSeconds, pods: await podMemory(node) };
   } finally {
     await node?.stop();
   }
 }
 
-/** Waits until `count` claims are Bound to distinct addresses (nothing double-booked), reading a page at a time. */
-async function allBound(node: NodePlatform, count: number, boundMs: number): Promise<void> {
+/**
+ * Waits until `count` claims are Bound to distinct addresses (nothing double-booked), reading a
+ * page at a time, or until `boundMs` ran out; how many were Bound.
+ */
+async function allBound(node: NodePlatform, count: number, boundMs: number): Promise<number> {
   const deadline = Date.now() + boundMs;
   for (;;) {
     const addresses = new Set<string>();
@@ -99,12 +99,13 @@ async function allBound(node: NodePlatform, count: number, boundMs: number): Pro
       if (addresses.size !== count) {
         throw new ToolError([`${count} claims Bound to ${addresses.size} distinct addresses: double-booked`]);
       }
-      return;
+      return bound;
     }
     if (Date.now() > deadline) {
-      throw new ToolError([`${bound} of ${count} claims Bound after ${Math.round(boundMs / 1000)} s`]);
+      return bound;
     }
-    await new Promise((r) => setTimeout(r, 10_000));
+    // Each look lists every claim: rarely, so the bench's own reads weigh little on the apiserver.
+    await new Promise((r) => setTimeout(r, 30_000));
   }
 }
 

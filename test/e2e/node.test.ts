@@ -30,7 +30,7 @@ import { upgradeAsOperator } from './support/operator.js';
 import { createClass, crd, packageChartDir, type Cr, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
 import { inNetns } from './support/lab/netns.js';
-import { CHART_DEPLOYMENTS, containerPid, mib, type NodePlatform, podsOf as podsIn, processStatus, quantityBytes, startNodePlatform } from './support/node-pods.js';
+import { CHART_DEPLOYMENTS, containerPid, mib, type NodePlatform, podsOf as podsIn, processStatus, quantityBytes, startNodePlatform, writeUnrelatedServices } from './support/node-pods.js';
 import { underStreams, type StreamTarget } from './support/lab/measure.js';
 import { kubeletUnavailable, KUBELET_NODE } from './support/lab/kubelet.js';
 import { labUnavailable, type Lab } from './support/lab/lab.js';
@@ -209,18 +209,7 @@ describe.skipIf(unavailable)('a real node runs the charts’ Deployments', () =>
     const bulk = 'bulk';
     await admin().core.createNamespace({ body: { metadata: { name: bulk } } });
     const started = Date.now();
-    await inParallel(16, BULK_SERVICES, async (i) => {
-      const name = `svc-${i}`;
-      await admin().core.createNamespacedService({ namespace: bulk, body: { metadata: { name }, spec: { type: 'ClusterIP', ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] } } });
-      await admin().objects.create({
-        apiVersion: 'discovery.k8s.io/v1',
-        kind: 'EndpointSlice',
-        metadata: { name: `${name}-1`, namespace: bulk, labels: { 'kubernetes.io/service-name': name } },
-        addressType: 'IPv4',
-        endpoints: [{ addresses: [`198.51.100.${100 + (i % 50)}`], conditions: { ready: true } }],
-        ports: [{ port: 8080, protocol: 'TCP' }],
-      } as k8s.KubernetesObject);
-    });
+    await writeUnrelatedServices(admin(), bulk, BULK_SERVICES);
     const written = Date.now() - started;
     await createClass(admin(), 'bulk', ['203.0.113.64/26'], 'Delete');
     const claims = Array.from({ length: BULK_CLAIMS }, (_, i) => `bulk-${i}`);

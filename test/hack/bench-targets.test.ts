@@ -169,7 +169,7 @@ describe("the core figure's targets (npm run bench, hack/bench/core.ts)", () => 
 describe("the node figure's targets (npm run bench and npm run bench:node)", () => {
   const MiB = 1048576;
   const pod = { deployment: 'metallb-iad', pod: 'metallb-iad-7d9f', limitBytes: 384 * MiB, requestBytes: 128 * MiB, peakRssBytes: 200 * MiB, heapLimitBytes: 259 * MiB, restarts: 0, oomKilled: false };
-  const node = (p: Partial<typeof pod>): NodeRun => ({ claims: 10_000, services: 20_000, servicesSeconds: 100, claimsSeconds: 700, pods: [{ ...pod, ...p }] });
+  const node = (p: Partial<typeof pod>, boundClaims = 10_000): NodeRun => ({ claims: 10_000, boundClaims, services: 20_000, servicesSeconds: 100, claimsSeconds: 700, pods: [{ ...pod, ...p }] });
   const report = (r: NodeRun) => tableOf((targets) => checkNode(targets, r));
 
   it('a Pod under 75 % of its limit that never restarted: met, and the report names its peak, limit and request', () => {
@@ -184,5 +184,12 @@ describe("the node figure's targets (npm run bench and npm run bench:node)", () 
     const killed = node({ restarts: 1, oomKilled: true });
     expect(report(killed).text).toContain('MISS metallb-iad Pod at 10000 claims + 20000 Services: restarts (OOM kills among them): 1.00 (target ≤ 0)');
     expect(describeNode(killed)).toContain('1 restarts, OOM-killed');
+  });
+
+  it('a run that ran out of time still reports the memory, and the unbound claims are a miss', () => {
+    const short = tableOf((targets) => checkNode(targets, node({}, 6_500)));
+    expect(short.code).toBe(1);
+    expect(short.text).toContain('MISS claims Bound through the Pods, of 10000: 6500.00 (target ≥ 10000)');
+    expect(short.text).toContain('ok   metallb-iad Pod at 10000 claims + 20000 Services: peak RSS, % of its memory limit');
   });
 });

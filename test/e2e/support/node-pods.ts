@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import { IMAGES } from '../../../constructs/images.js';
+import { inParallel } from '../../../hack/bench/parallel.js';
 import { REPO_ROOT } from '../../support/synth.js';
 import { startLab, type Lab } from './lab/lab.js';
 import { pushPauseImage } from './pause-image.js';
@@ -34,7 +35,12 @@ export interface NodePlatform {
  * Registry, images (`npm run images -- --push`: what the stamps name), the pause image, the
  * control plane with Pods and the lab with its worker; whatever started is stopped on failure.
  */
-export async function startNodePlatform(serviceClusterIpRange: string, workloads: readonly string[]): Promise<NodePlatform> {
+export async function startNodePlatform(
+  serviceClusterIpRange: string,
+  workloads: readonly string[],
+  /** The lab's speaker nodes beside the worker (LabOptions.nodes). @default 2 */
+  speakerNodes = 2,
+): Promise<NodePlatform> {
   const registry = await startRegistry();
   let platform: Platform | undefined;
   try {
@@ -47,7 +53,7 @@ export async function startNodePlatform(serviceClusterIpRange: string, workloads
     }
     await pushPauseImage(registry.address);
     platform = await startPlatform([], serviceClusterIpRange, { pods: true });
-    const lab = await startLab(platform, { workloads, kubelet: { registry: registry.address } });
+    const lab = await startLab(platform, { workloads, nodes: speakerNodes, kubelet: { registry: registry.address } });
     const started = platform;
     return {
       registry,
@@ -67,6 +73,25 @@ export async function startNodePlatform(serviceClusterIpRange: string, workloads
     await registry.stop();
     throw error;
   }
+}
+
+/**
+ * `count` ClusterIP Services `svc-<i>` in `namespace`, each with one EndpointSlice, 16 writers at
+ * a time: what a busy cluster puts in every informer of Services and EndpointSlices.
+ */
+export async function writeUnrelatedServices(admin: Platform['admin'], namespace: string, count: number, labels: Record<string, string> = {}): Promise<void> {
+  await inParallel(16, count, async (i) => {
+    const name = `svc-${i}`;
+    await admin.core.createNamespacedService({ namespace, body: { metadata: { name, labels }, spec: { type: 'ClusterIP', ports: [{ port: 80, targetPort: 8080, protocol: 'TCP' }] } } });
+    await admin.objects.create({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: `${name}-1`, namespace, labels: { 'kubernetes.io/service-name': name } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [`198.51.100.${100 + (i % 50)}`], conditions: { ready: true } }],
+      ports: [{ port: 8080, protocol: 'TCP' }],
+    } as k8s.KubernetesObject);
+  });
 }
 
 export async function podsOf(core: k8s.CoreV1Api, namespace: string, name: string): Promise<k8s.V1Pod[]> {
