@@ -11,21 +11,12 @@
  * Exit codes (lib/errors.ts): 0 every target met, 1 a target missed, 2 bad input, 3 internal.
  */
 import { Targets } from './bench/targets.js';
+import { dataPathUnavailable, size } from './bench/datapath-setup.js';
 import { EXIT, InputError, isMain, parseArgs, runTool, toolParser } from '../lib/cli.js';
-
-/** A positive integer from the environment, or bad input. */
-export function nodeBenchSize(name: string, fallback: number, env: NodeJS.ProcessEnv = process.env): number {
-  const raw = (env[name] ?? String(fallback)).trim();
-  if (!/^[1-9][0-9]*$/.test(raw)) {
-    throw new InputError(`${name}=${JSON.stringify(env[name])}: expected a positive integer (default ${fallback})`);
-  }
-  return Number(raw);
-}
 
 /** Why the node bench cannot run here, or undefined. */
 export async function nodeBenchUnavailable(): Promise<string | undefined> {
   // Loaded here, not at the top: they pull in the synth tree, which --help does not need.
-  const { dataPathUnavailable } = await import('./bench/datapath-setup.js');
   const { kubeletUnavailable } = await import('../test/e2e/support/lab/kubelet.js');
   return (await dataPathUnavailable()) ?? kubeletUnavailable();
 }
@@ -35,8 +26,8 @@ export async function main(argv: string[]): Promise<number> {
   if (!parseArgs(parser, argv)) {
     return EXIT.OK;
   }
-  const claims = nodeBenchSize('BENCH_NODE_CLAIMS', 10_000);
-  const services = nodeBenchSize('BENCH_NODE_SERVICES', 20_000);
+  const claims = size('BENCH_NODE_CLAIMS', 10_000);
+  const services = size('BENCH_NODE_SERVICES', 20_000);
   const why = await nodeBenchUnavailable();
   if (why) {
     throw new InputError(`the node bench cannot run here: ${why}`);

@@ -48,14 +48,14 @@ import { InMemoryDriverCluster } from '../test/support/memory-driver.js';
 import { RecordingEvents } from '../test/support/memory-store.js';
 import { binaries } from '../test/e2e/support/binaries.js';
 import { benchCoreSize, checkCore, DEFAULT_CORE_SIZES, type CoreSize } from './bench/core.js';
-import { dataPathSizes, dataPathUnavailable } from './bench/datapath-setup.js';
+import { dataPathSizes, dataPathUnavailable, size } from './bench/datapath-setup.js';
 import { benchEndToEnd } from './bench/e2e.js';
 import { claimCounts } from './bench/e2e-pool.js';
 import { checkEndToEnd, describeEndToEnd } from './bench/e2e-targets.js';
 import { Targets } from './bench/targets.js';
 import { benchSynthVsHelm, RENDERED_CHARTS } from './bench/synth-vs-helm.js';
 import { parseArgsOrExit, reportError, toolParser } from '../lib/cli.js';
-import { nodeBenchSize, nodeBenchUnavailable } from './bench-node.js';
+import { nodeBenchUnavailable } from './bench-node.js';
 
 parseArgsOrExit(
   'bench',
@@ -72,7 +72,7 @@ let e2eSizes: number[] = [];
 let nodeSizes = { claims: 0, services: 0 };
 try {
   e2eSizes = claimCounts();
-  nodeSizes = { claims: nodeBenchSize('BENCH_NODE_CLAIMS', 10_000), services: nodeBenchSize('BENCH_NODE_SERVICES', 20_000) };
+  nodeSizes = { claims: size('BENCH_NODE_CLAIMS', 10_000), services: size('BENCH_NODE_SERVICES', 20_000) };
 } catch (error) {
   process.exit(reportError('bench', error));
 }

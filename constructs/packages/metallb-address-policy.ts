@@ -201,18 +201,9 @@ function driverUsername(namespace: HelmOperand<string>, serviceAccount: HelmOper
   return Pipeline.printf('system:serviceaccount:%s:%s', namespace, serviceAccount);
 }
 
-/** The driver's exemption, by ServiceAccount username. */
-export function driverCondition(username: HelmOperand<string>) {
-  return { name: 'not-the-driver', expression: Helm.printf('request.userInfo.username != %s', Pipeline.toJson(username)) };
-}
-
-/**
- * The adoption Job's exemption (constructs/charts/adoption-job.ts): its undo
- * puts back the pins an admin had set on a Service before adoption, which
- * in a tenant namespace only the platform may write.
- */
-export function adopterCondition(username: HelmOperand<string>) {
-  return { name: 'not-the-adopter', expression: Helm.printf('request.userInfo.username != %s', Pipeline.toJson(username)) };
+/** An exemption by username, as a matchCondition: the request never reaches the validations. */
+function exemptCondition(name: string, username: HelmOperand<string>) {
+  return { name, expression: Helm.printf('request.userInfo.username != %s', Pipeline.toJson(username)) };
 }
 
 export interface MetallbAddressPolicyProps {
@@ -241,8 +232,10 @@ export class MetallbAddressPolicy extends Construct {
       },
       matchConditions: [
         TENANT_NAMESPACE_CONDITION,
-        driverCondition(driver),
-        adopterCondition(Pipeline.printf(`system:serviceaccount:%s:${props.adopterServiceAccount}`, Release.namespace)),
+        exemptCondition('not-the-driver', driver),
+        // The adoption Job (constructs/charts/adoption-job.ts): its undo puts back the pins an admin had
+        // set on a Service before adoption, which in a tenant namespace only the platform may write.
+        exemptCondition('not-the-adopter', Pipeline.printf(`system:serviceaccount:%s:${props.adopterServiceAccount}`, Release.namespace)),
       ],
       variables: [
         {

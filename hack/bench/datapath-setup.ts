@@ -7,8 +7,8 @@
 import { InputError } from '../../lib/cli.js';
 import type { DataPathSizes } from './datapath.js';
 
-/** A positive integer from the environment, or bad input. */
-function size(name: string, fallback: number, env: NodeJS.ProcessEnv = process.env): number {
+/** A positive integer from the environment, or bad input (every bench's sizes: BENCH_DATAPATH_*, BENCH_NODE_*). */
+export function size(name: string, fallback: number, env: NodeJS.ProcessEnv = process.env): number {
   const raw = env[name] ?? String(fallback);
   if (!/^[1-9][0-9]*$/.test(raw.trim())) {
     throw new InputError(`${name}=${JSON.stringify(raw)}: expected a positive integer (default ${fallback})`);
