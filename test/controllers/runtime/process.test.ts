@@ -101,9 +101,15 @@ describe('startup', () => {
         'users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
     );
     const child = spawn(process.execPath, ['--import', 'tsx', 'controllers/address-controller/main.ts', `--kubeconfig=${file}`, '--health-probe-bind-address=0'], {
-      stdio: 'ignore',
+      stdio: ['ignore', 'ignore', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // Its signal handlers are set up in the same synchronous run that logs "starting" (nothing is
+    // awaited between): a SIGTERM before that line, on a loaded machine where tsx takes seconds to
+    // load the controller, would kill it outright (exit code null), as one run here did.
+    let stderr = '';
+    const started = new Promise<void>((resolve) => child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()).includes('"msg":"starting"') && resolve()));
+    await Promise.race([started, exited]);
     const early = await Promise.race([exited.then(() => 'exited'), new Promise((r) => setTimeout(() => r('running'), 4_000))]);
     child.kill('SIGTERM');
     expect(early).toBe('running');
