@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:181c6284e58d4f12293a6aa850f86c76f4325f71781552c683f738b448d63de5',
+    digest: 'sha256:dcf153e3b90c580eda64a02ef17fc173156dc453b567816f9cf9738bbd629c42',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:89145828f3969e814f6b51eb1399e5e089c3ba92f26d93bbc0ff48b1e055387a',
+    digest: 'sha256:ae53f0012cb3491f234a1ca4b9589104d80c56487cc3208733f8cb4704274347',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -11,6 +11,19 @@ export const CONDITION = {
   classResolved: 'ClassResolved',
   /** Whether the claim holds every address it asks for. */
   bound: 'Bound',
+  /**
+   * Whether the claim's namespace may draw from its class (docs/access.md).
+   * Written only on a claim that holds addresses its namespace may no longer
+   * draw (False, ClassNotAllowed: kept, never taken back), and True once it
+   * may again; a claim still waiting says it in Bound's reason instead.
+   */
+  classAllowed: 'ClassAllowed',
+} as const;
+
+/** The reasons of ClassAllowed. */
+export const CLASS_ACCESS_REASON = {
+  allowed: 'Allowed',
+  classNotAllowed: 'ClassNotAllowed',
 } as const;
 
 /** Why ClassResolved is False; `Resolved` when it is True. */
@@ -32,6 +45,10 @@ export const BOUND_REASON = {
   duplicateAddress: 'DuplicateAddress',
   /** The core waits for the class's driver to provision; drivers key on this reason. */
   waitingForProvisioning: 'WaitingForProvisioning',
+  /** The class's namespaceSelector does not select the claim's namespace (docs/access.md). */
+  classNotAllowed: 'ClassNotAllowed',
+  /** The namespace holds the class's maxClaimsPerNamespace claims already (docs/access.md). */
+  classLimitReached: 'ClassLimitReached',
 } as const;
 
 /**

@@ -5,6 +5,7 @@
  * CRDs are written from live in ./schema/, which only the constructs import.
  */
 export * from './binding.js';
+export * from './class-access.js';
 export * from './conditions.js';
 export * from './duplicates.js';
 export * from './group.js';

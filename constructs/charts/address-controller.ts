@@ -17,10 +17,13 @@ export const addressControllerValuesSchema = controllerValuesSchema({});
 
 /**
  * What the core does (docs/binding.md): binds, protects and
- * reclaims. It never creates IPAddresses and never touches Services.
+ * reclaims, judging who may draw from a class (docs/access.md). It never
+ * creates IPAddresses and never touches Services.
  */
 export const ADDRESS_CONTROLLER_RULES: readonly RbacRule[] = [
   { apiGroup: '', resources: ['events'], verbs: ['create', 'patch'] },
+  // Their labels only: which classes a namespace's claims may draw from (docs/access.md).
+  { apiGroup: '', resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
   { apiGroup: GROUP, resources: ['ipaddressclasses'], verbs: ['get', 'list', 'watch'] },
   { apiGroup: GROUP, resources: ['ipaddressclaims'], verbs: ['get', 'list', 'watch', 'update', 'patch'] },
   { apiGroup: GROUP, resources: ['ipaddresses'], verbs: ['get', 'list', 'watch', 'update', 'patch', 'delete'] },

@@ -246,6 +246,18 @@ export function addressesDashboard(): GrafanaDashboard {
         unit: 's',
         redFrom: PENDING_CLAIM_SECONDS,
       },
+      {
+        type: 'timeseries',
+        title: 'Per-namespace limit used, per class',
+        description: "For each class with spec.maxClaimsPerNamespace, the share of it each namespace's claims hold (1 = at the limit: the next claim waits, ClassLimitReached).",
+        targets: [
+          {
+            expr: `max by (class, namespace) (${inClasses(METRICS.classNamespaceClaims)}) / on (class) group_left max by (class) (${inClasses(METRICS.classNamespaceLimit)})`,
+            legendFormat: '{{class}} {{namespace}}',
+          },
+        ],
+        unit: 'percentunit',
+      },
     ])
     .section('Conflicts and the backend', [
       {

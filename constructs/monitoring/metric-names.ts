@@ -38,6 +38,10 @@ export const METRICS = {
   claims: metric('cozy_addresses_claims', 'gauge', ['class', 'phase'], [JOBS.core]),
   /** Age of the oldest claim not Bound, per class; 0 when none waits. */
   claimPendingOldestSeconds: metric('cozy_addresses_claim_pending_oldest_seconds', 'gauge', ['class'], [JOBS.core]),
+  /** Per class with a per-namespace limit, the claims of each namespace that count against it. */
+  classNamespaceClaims: metric('cozy_addresses_class_namespace_claims', 'gauge', ['class', 'namespace'], [JOBS.core]),
+  /** A class's spec.maxClaimsPerNamespace. */
+  classNamespaceLimit: metric('cozy_addresses_class_namespace_limit', 'gauge', ['class'], [JOBS.core]),
 
   // The driver (metallb-iad).
   /** Addresses a class's ranges hold, per family (IPv4, IPv6). */

@@ -7,7 +7,12 @@ import { templatedObject } from '../helm/templated-object.js';
 /** As Cozystack labels the objects it manages. */
 const LABELS = { 'internal.cozystack.io/managed-by-cozystack': '' };
 
-export function denyingPolicy(scope: Construct, name: string, spec: Templated<NonNullable<V1ValidatingAdmissionPolicy['spec']>>): void {
+export function denyingPolicy(
+  scope: Construct,
+  name: string,
+  spec: Templated<NonNullable<V1ValidatingAdmissionPolicy['spec']>>,
+  binding: Omit<NonNullable<V1ValidatingAdmissionPolicyBinding['spec']>, 'policyName' | 'validationActions'> = {},
+): void {
   templatedObject<V1ValidatingAdmissionPolicy>(scope, 'Policy', {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicy',
@@ -18,6 +23,6 @@ export function denyingPolicy(scope: Construct, name: string, spec: Templated<No
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
     metadata: { name, labels: LABELS },
-    spec: { policyName: name, validationActions: ['Deny'] },
+    spec: { policyName: name, ...binding, validationActions: ['Deny'] },
   });
 }

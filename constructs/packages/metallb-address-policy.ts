@@ -27,6 +27,7 @@ import { Construct } from 'constructs';
 import { IP_ADDRESS_CLAIM_ANNOTATION, METALLB_ADDRESS_ANNOTATIONS, METALLB_CARRIER_LABEL } from '../../api/v1alpha1/well-known.js';
 import { Helm, Pipeline, Release, type HelmOperand } from '../helm/expr.js';
 import { denyingPolicy } from './admission-policy.js';
+import { trustedCallersText, trustedCallerVariables, type TrustedCallerOperands } from './trusted-callers.js';
 
 export const POLICY_NAME = 'cozystack-metallb-address-policy';
 
@@ -134,47 +135,18 @@ export interface CopyingDeputyOperands {
   readonly serviceAccountSuffixes: HelmOperand<readonly string[]>;
 }
 
-/** The allowlist's values, as Helm references. */
-export interface TrustedCallerOperands {
-  readonly usernames: HelmOperand<readonly string[]>;
-  readonly groups: HelmOperand<readonly string[]>;
-  readonly serviceAccounts: HelmOperand<readonly { readonly namespace: string; readonly name: string }[]>;
-}
-
-/** The username a ServiceAccount authenticates as (`system:serviceaccount:<namespace>:<name>`), in CEL. */
-const SERVICE_ACCOUNT_USERNAME = '"system:serviceaccount:" + sa.namespace + ":" + sa.name';
-
 /**
- * The variables of the allowlist. Its lists come from values through `toJson`,
- * which writes CEL list literals (see Pipeline.toJson); ServiceAccounts become
- * usernames, so one `in` covers both.
+ * The fence's allowlist: the driver, then the trusted callers' variables
+ * (trusted-callers.ts), then `whoMay`, which only the refusals read.
  */
-function trustedCallerVariables(driverUsername: HelmOperand<string>, trusted: TrustedCallerOperands) {
-  const list = (name: string) => `(size(${name}) == 0 ? "none" : ${name}.join(", "))`;
+function fenceCallerVariables(driverUsername: HelmOperand<string>, trusted: TrustedCallerOperands) {
   return [
     { name: 'driver', expression: Helm.str(Pipeline.toJson(driverUsername)) },
-    { name: 'trustedGroups', expression: Helm.str(Pipeline.toJson(trusted.groups)) },
-    {
-      name: 'trustedUsernames',
-      // dyn(): the empty list (the default) has no element type, and a checker may refuse `sa.namespace` on it.
-      expression: Helm.printf(
-        `%s + dyn(%s).map(sa, ${SERVICE_ACCOUNT_USERNAME})`,
-        Pipeline.toJson(trusted.usernames),
-        Pipeline.toJson(trusted.serviceAccounts),
-      ),
-    },
-    {
-      name: 'trustedCaller',
-      expression:
-        'request.userInfo.username in variables.trustedUsernames || ' +
-        '(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g in variables.trustedGroups))',
-    },
+    ...trustedCallerVariables(trusted),
     {
       // Read only by the refusals' messages.
       name: 'whoMay',
-      expression:
-        '"the metallb-iad driver (" + variables.driver + ") and admissionPolicy.trustedCallers (users: " + ' +
-        `${list('variables.trustedUsernames')} + "; groups: " + ${list('variables.trustedGroups')} + ")"`,
+      expression: `"the metallb-iad driver (" + variables.driver + ${trustedCallersText(') and admissionPolicy.trustedCallers (')} + ")"`,
     },
   ];
 }
@@ -268,7 +240,7 @@ export class MetallbAddressPolicy extends Construct {
           name: 'oldExternalIPs',
           expression: 'oldObject != null && has(oldObject.spec.externalIPs) ? oldObject.spec.externalIPs : []',
         },
-        ...trustedCallerVariables(driver, props.trustedCallers),
+        ...fenceCallerVariables(driver, props.trustedCallers),
         ...copyingDeputyVariables(props.copyingDeputies),
       ],
       validations: [...FENCE_VALIDATIONS],

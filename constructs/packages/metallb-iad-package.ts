@@ -16,55 +16,10 @@ import { MetallbClassPolicy } from './metallb-class-policy.js';
 import { INSTALL } from './sources.js';
 import { adoptionJobSuite, fenceAllowlistSuite, fenceGateSuite, fenceNotesSuites, fenceRequiredSuite, fenceSuite, operatorInstallSuite, VAP_API } from './unit-tests.js';
 import { vendoredChartValues, WrapperChart } from './wrapper-chart.js';
+import { COZYSTACK_TRUSTED_GROUPS, NAME, trustedCallersSchema } from './trusted-callers.js';
 
 /** Cozystack runs MetalLB in cozy-metallb, not upstream's metallb-system. */
 export const COZY_METALLB_NAMESPACE = 'cozy-metallb';
-
-const NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
-/** A DNS subdomain, as a ServiceAccount's name is. */
-const SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
-/**
- * A username or group as the apiserver compares it: exactly, so leading or
- * trailing blanks (a copy-paste slip) would match nobody and are refused.
- */
-const PRINCIPAL = Type.String({ minLength: 1, pattern: '^\\S(.*\\S)?$' });
-
-/**
- * Cozystack's `trustedCaller` set (packages/system/cozystack-basics, the
- * gateway and tenant host policies): cluster admins and the ServiceAccounts of
- * the platform's own namespaces, Flux's included.
- */
-export const COZYSTACK_TRUSTED_GROUPS = [
-  'system:masters',
-  'system:serviceaccounts:cozy-system',
-  'system:serviceaccounts:cozy-cert-manager',
-  'system:serviceaccounts:cozy-fluxcd',
-  'system:serviceaccounts:kube-system',
-] as const;
-
-const trustedCallersSchema = Type.Object(
-  {
-    usernames: Type.Array(PRINCIPAL, { description: 'Usernames, compared exactly (request.userInfo.username).' }),
-    groups: Type.Array(PRINCIPAL, {
-      description: 'Groups: a request from a member of any of them is trusted (request.userInfo.groups).',
-    }),
-    serviceAccounts: Type.Array(
-      Type.Object(
-        {
-          namespace: Type.String({ pattern: NAME, maxLength: 63 }),
-          name: Type.String({ pattern: SUBDOMAIN, maxLength: 253 }),
-        },
-        { additionalProperties: false },
-      ),
-      { description: 'ServiceAccounts, each {namespace, name}: its username system:serviceaccount:<namespace>:<name>.' },
-    ),
-  },
-  {
-    additionalProperties: false,
-    description:
-      "Who besides the driver may set or change the fenced keys in tenant namespaces. The default is Cozystack's trustedCaller set; a list given in values replaces the default list.",
-  },
-);
 
 export const metallbIadPackageValuesSchema = Type.Object(
   {
@@ -80,7 +35,7 @@ export const metallbIadPackageValuesSchema = Type.Object(
           },
           { additionalProperties: false, description: "The driver's ServiceAccount: always allowed to pin MetalLB addresses in tenant namespaces." },
         ),
-        trustedCallers: trustedCallersSchema,
+        trustedCallers: trustedCallersSchema('Who besides the driver may set or change the fenced keys in tenant namespaces.'),
         copyingDeputies: Type.Object(
           {
             serviceAccountSuffixes: Type.Array(Type.String({ pattern: '^-?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', maxLength: 253 }), {

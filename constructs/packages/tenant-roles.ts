@@ -3,8 +3,12 @@
  * ClusterRoles that carry only the aggregation label of the matching
  * `cozy:tenant*` role, the way backup-controller's tenant-clusterroles.yaml does.
  *
- * Only `ipaddressclaims` appear: IPAddress and IPAddressClass are cluster-scoped,
- * and a tenant's per-namespace RoleBinding could never grant them anyway.
+ * Claims only, and the view role's `get` on the tenant's own namespace (a
+ * per-namespace RoleBinding grants it for that one namespace): its labels say
+ * which classes it may draw from (docs/access.md). IPAddress and
+ * IPAddressClass are cluster-scoped, and a tenant's per-namespace RoleBinding
+ * could never grant them: classes are read through ClassReaders below;
+ * addresses, every tenant's, stay the admin's.
  */
 import * as k8s from '../k8s/rbac.js';
 import { Construct } from 'constructs';
@@ -56,8 +60,44 @@ export class TenantAccessRoles extends Construct {
           labels: { [`${TENANT_AGGREGATION_PREFIX}/${role.aggregateTo}`]: 'true' },
           annotations: { 'cozystack.io/description': role.comment },
         },
-        rules: [{ apiGroups: [GROUP], resources: ['ipaddressclaims'], verbs: [...role.verbs] }],
+        rules: [
+          { apiGroups: [GROUP], resources: ['ipaddressclaims'], verbs: [...role.verbs] },
+          ...(role.aggregateTo === 'aggregate-to-tenant-view' ? [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }] : []),
+        ],
       });
     }
+  }
+}
+
+/** The ClusterRole that reads classes, and the group its ClusterRoleBinding grants it to. */
+export const CLASS_READER_ROLE = 'cozy:addresses:classes:view';
+export const CLASS_READERS_GROUP = 'system:authenticated';
+
+/**
+ * Classes are the menu a tenant orders from (docs/access.md): their names,
+ * who may use them (spec.namespaceSelector), the per-namespace limit and the
+ * free capacity (status). They hold no tenant's data, and a tenant cannot
+ * write a claim without a class name, so every authenticated user reads them,
+ * as every user of a cluster can read what its API offers (discovery).
+ */
+export class ClassReaderRole extends Construct {
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    new k8s.KubeClusterRole(this, 'Role', {
+      metadata: { name: CLASS_READER_ROLE, annotations: { 'cozystack.io/description': 'Reads IPAddressClasses: which a namespace may use, its limit, and how much is free.' } },
+      rules: [{ apiGroups: [GROUP], resources: ['ipaddressclasses'], verbs: [...READ] }],
+    });
+  }
+}
+
+/** The binding of ClassReaderRole to every authenticated user (values `classAccess.tenantsReadClasses`). */
+export class ClassReaders extends Construct {
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    new k8s.KubeClusterRoleBinding(this, 'Binding', {
+      metadata: { name: CLASS_READER_ROLE },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: CLASS_READER_ROLE },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: CLASS_READERS_GROUP }],
+    });
   }
 }

@@ -4,12 +4,14 @@ import { BOUND_REASON, CONDITION,
   PROVISIONER_ANNOTATION,
   type IPAddress,
   type IPAddressClaim,
+  type IPAddressClass,
 } from '../../api/v1alpha1/index.js';
 import { deepEqual } from '../runtime/equal.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { ignoreNotFound, isConflict, keyOf, splitKey, withFinalizer, withMeta, withoutFinalizer } from '../runtime/kube.js';
 import { computeClaimStatus, isCandidate, type DuplicateBinding, missingFamilies, reclaimAction, resolveClass, type ClassResolution, type MatchContext } from './decisions.js';
-import { boundAddresses, claimKey, duplicateOf, requestedFamilies } from '../../api/v1alpha1/index.js';
+import { boundAddresses, claimKey, duplicateOf, holdsPlace, requestedFamilies, resolvedClassName } from '../../api/v1alpha1/index.js';
+import { judgeAccess, type Access } from './access.js';
 import { familyOf, type Family } from '../../api/ip.js';
 import type { AddressStore } from './store.js';
 import type { ClusterStore } from './cluster-store.js';
@@ -23,6 +25,14 @@ export class ClaimReconciler {
    * would lose a 409 race.
    */
   private readonly taking = new Set<string>();
+  /**
+   * Per claim key, whether it holds a place under its class's per-namespace
+   * limit, as this process last decided (memory only: after a restart the
+   * statuses say it). Decided and recorded in one synchronous step, before any
+   * write: two passes of one namespace never both see the last free place, even
+   * while the first one's status write is on its way (docs/access.md).
+   */
+  private readonly places = new Map<string, { readonly uid: string; readonly holds: boolean }>();
 
   constructor(
     private readonly store: AddressStore,
@@ -33,6 +43,9 @@ export class ClaimReconciler {
   async reconcile(key: string): Promise<void> {
     const { namespace = '', name } = splitKey(key);
     let claim = this.store.claim(namespace, name);
+    if (!claim || claim.metadata.uid !== this.places.get(key)?.uid) {
+      this.places.delete(key);
+    }
     if (!claim) {
       return;
     }
@@ -56,7 +69,9 @@ export class ClaimReconciler {
     const missing = requested ? missingFamilies(requested, bound).filter((f) => !blocked.has(f)) : [];
     // What the status says about matching, gathered here and handed to the pure status computation whole.
     const resolution: ClassResolution | undefined = missing.length > 0 ? resolveClass(claim, this.store.classes()) : undefined;
-    const provisioner = resolution?.ok ? resolution.class.spec.provisioner : undefined;
+    const access = this.judge(claim, resolution, bound.length > 0);
+    const granted = access?.granted ?? true;
+    const provisioner = resolution?.ok && granted ? resolution.class.spec.provisioner : undefined;
     let pinnedMissing: string | undefined;
 
     // The finalizer and the provisioner stamp in one write, before any binding: a claim deleted
@@ -81,7 +96,7 @@ export class ClaimReconciler {
       }
     }
 
-    if (resolution?.ok) {
+    if (resolution?.ok && granted) {
       for (const family of missing) {
         const outcome = await this.match(claim, resolution.class.metadata.name!, family, bound);
         if (outcome.address) {
@@ -95,7 +110,7 @@ export class ClaimReconciler {
     const match: MatchContext = { provisioner, pinnedMissing };
     const status = computeClaimStatus(
       claim,
-      { bound, requested, missing: requested ? missingFamilies(requested, bound) : [], resolution, match, duplicates },
+      { bound, requested, missing: requested ? missingFamilies(requested, bound) : [], resolution, match, duplicates, access },
       this.now(),
     );
     if (deepEqual(status, claim.status ?? {})) {
@@ -104,6 +119,39 @@ export class ClaimReconciler {
     const previous = claim.status;
     await this.store.updateClaimStatus({ ...claim, status });
     this.announce(claim, previous, status, match);
+  }
+
+  /**
+   * Whether the claim may draw from its class (access.ts), its place under the
+   * limit recorded at once. The class is the one just resolved, or (nothing
+   * missing) the one the claim resolved to before: a claim holding addresses is
+   * judged too, so that ClassAllowed can say it keeps them.
+   */
+  private judge(claim: IPAddressClaim, resolution: ClassResolution | undefined, holdsAddresses: boolean): Access | undefined {
+    const className = resolution?.ok ? resolution.class.metadata.name : resolution ? undefined : resolvedClassName(claim);
+    const ipClass = resolution?.ok ? resolution.class : this.store.classes().find((c) => c.metadata.name === className);
+    if (!ipClass || !className) {
+      return undefined;
+    }
+    const namespace = claim.metadata.namespace!;
+    const holds = (c: IPAddressClaim) => {
+      const decided = this.places.get(keyOf(c));
+      return decided?.uid === c.metadata.uid ? decided!.holds : holdsPlace(c);
+    };
+    const placesHeld = this.store
+      .claimsInNamespace(namespace)
+      .filter((c) => c.metadata.uid !== claim.metadata.uid && resolvedClassName(c) === className && holds(c))
+      .map((c) => c.metadata.name!);
+    const access = judgeAccess({
+      claim,
+      ipClass,
+      namespaceLabels: this.store.namespaceLabels(namespace),
+      holdsPlace: holds(claim) || holdsAddresses,
+      placesHeld,
+    });
+    // A refused claim that holds no address gives its place up (a deleting one too, in reconcile above).
+    this.places.set(keyOf(claim), { uid: claim.metadata.uid!, holds: holdsAddresses || access.granted });
+    return access;
   }
 
   /** Binds one Available candidate of the family by writing its claimRef; a 409 means another claim won. */
@@ -199,6 +247,17 @@ export class ClaimReconciler {
     if (boundAfter?.reason === BOUND_REASON.duplicateAddress && (boundBefore?.reason !== boundAfter.reason || boundBefore.message !== boundAfter.message)) {
       this.events.event(claim, 'Warning', boundAfter.reason, boundAfter.message);
     }
+    // Refused by the class's access rule: said once per reason (the limit's message counts the
+    // namespace's claims, and a Warning each time another came or went would be noise).
+    const refusedBy: string[] = [BOUND_REASON.classNotAllowed, BOUND_REASON.classLimitReached];
+    if (boundAfter && refusedBy.includes(boundAfter.reason) && boundBefore?.reason !== boundAfter.reason) {
+      this.events.event(claim, 'Warning', boundAfter.reason, boundAfter.message);
+    }
+    const allowedBefore = previous?.conditions?.find((c) => c.type === CONDITION.classAllowed);
+    const allowedAfter = status.conditions?.find((c) => c.type === CONDITION.classAllowed);
+    if (allowedAfter && allowedAfter.status !== allowedBefore?.status) {
+      this.events.event(claim, allowedAfter.status === 'False' ? 'Warning' : 'Normal', allowedAfter.reason, allowedAfter.message);
+    }
     if (match.pinnedMissing && boundAfter && boundAfter.message !== boundBefore?.message) {
       this.events.event(claim, 'Warning', 'AddressNotFound', boundAfter.message);
     }
@@ -214,6 +273,14 @@ export class ClaimReconciler {
 }
 
 
+/** Whether a class's namespaceSelector or per-namespace limit changed. */
+function accessRuleChanged(previous: IPAddressClass, next: IPAddressClass): boolean {
+  return (
+    !deepEqual(previous.spec.namespaceSelector ?? null, next.spec.namespaceSelector ?? null) ||
+    previous.spec.maxClaimsPerNamespace !== next.spec.maxClaimsPerNamespace
+  );
+}
+
 /**
  * The claim controller and what wakes it (docs/binding.md): claims; an address
  * maps to the claim its claimRef names (and the one it named before, when that
@@ -222,6 +289,12 @@ export class ClaimReconciler {
  */
 export function setupClaimController(manager: Manager, store: ClusterStore, events: EventRecorder): Controller {
   const unbound = (className?: string) => store.unboundClaims(className).map(keyOf);
+  const claimsOfClass = (className: string) => store.claims.list().filter((c) => resolvedClassName(c) === className).map(keyOf);
+  const waitingForPlace = (namespace: string) =>
+    store
+      .claimsInNamespace(namespace)
+      .filter((c) => c.status?.conditions?.some((x) => x.type === CONDITION.bound && x.reason === BOUND_REASON.classLimitReached))
+      .map(keyOf);
   return manager
     .controller('ipaddressclaim')
     .for(store.claims)
@@ -232,6 +305,13 @@ export function setupClaimController(manager: Manager, store: ClusterStore, even
       // An unbound address concerns only the claims that could take it.
       return [...(ref ? [claimKey(ref.namespace, ref.name)] : unbound(address.spec.className)), ...moved];
     })
-    .watches(store.classInformer, () => unbound())
+    // A class's access rule changed: its claims holding addresses may need ClassAllowed said or cleared.
+    .watches(store.classInformer, (ipClass, previous) => (previous && accessRuleChanged(previous, ipClass) ? [...new Set([...unbound(), ...claimsOfClass(ipClass.metadata.name!)])] : unbound()))
+    // A namespace's labels decide which classes its claims may draw from.
+    .watches(store.namespaces, (namespace) => store.claimsInNamespace(namespace.metadata.name!).map(keyOf), {
+      updates: (previous, next) => !deepEqual(previous.metadata.labels ?? {}, next.metadata.labels ?? {}),
+    })
+    // A claim gone frees its place under the limit: the namespace's claims waiting for one look again.
+    .watches(store.claims, (claim, _previous, event) => (event === 'delete' ? waitingForPlace(claim.metadata.namespace!) : []))
     .complete(new ClaimReconciler(store, events));
 }

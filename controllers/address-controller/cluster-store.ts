@@ -20,8 +20,13 @@ export const ADDRESS_BY_CLASS = 'spec.className';
 /** Index name of claims not Bound, by the class they name (spec, else status), '' for none. */
 export const UNBOUND_BY_CLASS = 'unbound.className';
 
+/** Index name of claims by namespace. */
+export const CLAIMS_BY_NAMESPACE = 'metadata.namespace';
+
 export class ClusterStore implements AddressStore {
   readonly claims: Informer<IPAddressClaim>;
+  /** Only their labels are read: which classes a namespace may draw from (docs/access.md). */
+  readonly namespaces: Informer<KubeObject>;
   readonly addresses: Informer<IPAddress>;
   readonly classInformer: Informer<IPAddressClass>;
   /** Writes and lists go on the short path (rest.ts); watches stay with the runtime's informers. */
@@ -38,6 +43,8 @@ export class ClusterStore implements AddressStore {
     this.claims = informer(this.claimApi);
     this.addresses = informer(this.addressApi);
     this.classInformer = informer(new ResourceClient<IPAddressClass>(rest, ref('ipaddressclasses')));
+    this.namespaces = informer(new ResourceClient<KubeObject>(rest, { group: '', version: 'v1', plural: 'namespaces' }));
+    this.claims.addIndex(CLAIMS_BY_NAMESPACE, (c) => [c.metadata.namespace!]);
     this.addresses.addIndex(CLAIM_REF_INDEX, claimRefIndexKeys);
     this.addresses.addIndex(ADDRESS_BY_CANONICAL_IP, ipIndexKeys);
     this.addresses.addIndex(ADDRESS_BY_CLASS, (a) => [a.spec.className]);
@@ -104,6 +111,15 @@ export class ClusterStore implements AddressStore {
     }
     const named = this.claims.byIndex(UNBOUND_BY_CLASS, className);
     return className === '' ? named : [...named, ...this.claims.byIndex(UNBOUND_BY_CLASS, '')];
+  }
+
+  claimsInNamespace(namespace: string): IPAddressClaim[] {
+    return this.claims.byIndex(CLAIMS_BY_NAMESPACE, namespace);
+  }
+
+  namespaceLabels(name: string): Record<string, string> | undefined {
+    const namespace = this.namespaces.get(name);
+    return namespace ? (namespace.metadata.labels ?? {}) : undefined;
   }
 
   // Every write is assumed into its cache at once (Informer.assume): the candidate index, fed by

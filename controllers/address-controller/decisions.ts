@@ -21,6 +21,7 @@ import {
   type IPAddressClaimStatus,
   type IPAddressClass,
 } from '../../api/v1alpha1/index.js';
+import { classAllowedCondition, type Access } from './access.js';
 
 /** Requested families without a bound, non-Lost address of that family. */
 export function missingFamilies(requested: readonly Family[], bound: readonly IPAddress[]): Family[] {
@@ -108,6 +109,8 @@ export interface ClaimStatusInputs {
   /** Undefined when nothing was missing, so the class was not consulted. */
   readonly resolution?: ClassResolution;
   readonly match: MatchContext;
+  /** Whether the claim may draw from its class (access.ts); undefined while it has no class. */
+  readonly access?: Access;
 }
 
 /** The duplicates whose family the claim still lacks: what keeps it from being Bound. */
@@ -158,6 +161,9 @@ export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInp
     conditions.push(
       condition(CONDITION.bound, 'False', BOUND_REASON.addressLost, `no usable ${inputs.missing.join(' and ')} address is bound any more`),
     );
+  } else if (inputs.access?.refusal && inputs.resolution?.ok) {
+    phase = 'Pending';
+    conditions.push(condition(CONDITION.bound, 'False', inputs.access.refusal.reason, inputs.access.refusal.message));
   } else {
     phase = 'Pending';
     const families = inputs.missing.join(' and ');
@@ -167,6 +173,11 @@ export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInp
         ? `waiting for provisioner "${inputs.match.provisioner}" to provide ${families}`
         : `waiting for class resolution before provisioning ${families}`;
     conditions.push(condition(CONDITION.bound, 'False', BOUND_REASON.waitingForProvisioning, message));
+  }
+
+  const allowed = classAllowedCondition(claim, inputs.access, inputs.bound.length > 0, now);
+  if (allowed) {
+    conditions.push(allowed);
   }
 
   // Conditions of other types are a driver's (e.g. the MetalLB driver's Provisioned): kept as they are.

@@ -27,6 +27,6 @@ runMain(async () => {
   const store = new ClusterStore(kubeConfig, log, rest);
   setupClaimController(manager, store, new RestEventRecorder(rest, 'ipaddressclaim-controller', log));
   setupAddressController(manager, store, new RestEventRecorder(rest, 'ipaddress-controller', log));
-  registerCoreMetrics(metrics.registry, () => store.claims.list(), () => store.classes().map((c) => c.metadata.name!));
+  registerCoreMetrics(metrics.registry, () => store.claims.list(), () => store.classes());
   await runUntilSignalled(proc);
 });

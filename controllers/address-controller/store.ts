@@ -25,6 +25,10 @@ export interface AddressStore {
    * default class may be it).
    */
   unboundClaims(className?: string): IPAddressClaim[];
+  /** The claims of one namespace (the namespace index). */
+  claimsInNamespace(namespace: string): IPAddressClaim[];
+  /** A namespace's labels; undefined while the namespace is not in the cache. */
+  namespaceLabels(name: string): Record<string, string> | undefined;
 
   updateClaim(claim: IPAddressClaim): Promise<IPAddressClaim>;
   updateClaimStatus(claim: IPAddressClaim): Promise<IPAddressClaim>;

@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COZYSTACK_TRUSTED_GROUPS } from '../../constructs/packages/metallb-iad-package.js';
+import { COZYSTACK_TRUSTED_GROUPS } from '../../constructs/packages/trusted-callers.js';
 import { apis, expectRejected, GROUP, VERSION } from './support/kube.js';
 import { upgradeAsOperator } from './support/operator.js';
 import { createClaim, createClass, crd, holdsOf, packageChartDir, startPlatform, type Cr, type Platform } from './support/platform.js';

@@ -106,6 +106,17 @@ export class InMemoryAddressStore implements AddressStore {
     );
   }
 
+  claimsInNamespace(namespace: string) {
+    return this.all<IPAddressClaim>('IPAddressClaim').filter((c) => c.metadata.namespace === namespace);
+  }
+
+  /** Namespaces by name, with their labels: absent ones are not in the cache. Every namespace a test does not set has no labels. */
+  readonly namespaces = new Map<string, Record<string, string> | undefined>();
+
+  namespaceLabels(name: string) {
+    return this.namespaces.has(name) ? this.namespaces.get(name) : {};
+  }
+
   updateClaim(claim: IPAddressClaim) {
     return this.write(claim, 'main');
   }

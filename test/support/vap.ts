@@ -19,6 +19,10 @@ export interface AdmissionRequest {
   readonly username: string;
   /** request.userInfo.groups; none by default. */
   readonly groups?: readonly string[];
+  /** The parameter object (a policy with a paramKind): evaluated once per parameter, as the apiserver does. */
+  readonly params?: unknown;
+  /** The namespace of a namespaced object; null for a cluster-scoped one. */
+  readonly namespaceObject?: unknown;
 }
 
 export type Verdict = { matched: false } | { matched: true; allowed: boolean; messages: string[] };
@@ -28,6 +32,8 @@ export function admit(policy: Policy, request: AdmissionRequest): Verdict {
     object: request.object,
     oldObject: request.oldObject,
     request: { userInfo: { username: request.username, groups: [...(request.groups ?? [])] } },
+    params: request.params ?? null,
+    namespaceObject: request.namespaceObject ?? null,
   };
   for (const condition of policy.spec.matchConditions ?? []) {
     if (evaluate(condition.expression, context) !== true) {

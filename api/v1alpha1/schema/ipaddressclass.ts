@@ -20,6 +20,38 @@ const LOAD_BALANCER_CLASS_IMMUTABLE = {
   fieldPath: '.loadBalancerClass',
 };
 
+/** A metav1.LabelSelector, as admission webhooks' namespaceSelector reads it. */
+export const NamespaceSelector = Type.Object(
+  {
+    matchLabels: Type.Optional(
+      Type.Record(Type.String(), Type.String(), { description: 'Labels the namespace must carry, each with this value.' }),
+    ),
+    matchExpressions: Type.Optional(
+      Type.Array(
+        withValidations(
+          Type.Object({
+            key: NonEmptyString({ description: 'The label key.' }),
+            operator: StringEnum(['In', 'NotIn', 'Exists', 'DoesNotExist'] as const, { description: 'How the label is compared with values.' }),
+            values: Type.Optional(Type.Array(Type.String(), { description: 'The values for In and NotIn; empty for Exists and DoesNotExist.' })),
+          }),
+          [
+            {
+              rule: "self.operator in ['In', 'NotIn'] ? has(self.values) && size(self.values) > 0 : !has(self.values) || size(self.values) == 0",
+              message: 'values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist',
+            },
+          ],
+        ),
+        { description: 'Requirements on the namespace\'s labels, all of which must hold.' },
+      ),
+    ),
+  },
+  {
+    description:
+      'The namespaces whose claims may draw from this class, by their labels. Absent: every namespace. A claim of a namespace it does not select stays Pending (ClassNotAllowed) and is refused at admission; a claim Bound before keeps its addresses (docs/access.md).',
+  },
+);
+export type NamespaceSelector = Static<typeof NamespaceSelector>;
+
 export const IPAddressClassSpec = withValidations(Type.Object({
   provisioner: Immutable(
     NonEmptyString({ description: 'Name of the driver that provisions addresses of this class. Immutable.' }),
@@ -34,6 +66,14 @@ export const IPAddressClassSpec = withValidations(Type.Object({
       maxLength: 317,
       description:
         "The spec.loadBalancerClass of every Service that carries this class's addresses: the driver sets it on its own Services, and a Service naming a claim of the class must carry the same one (a Service's class is immutable). Empty means Services without a class. Immutable: cannot be added, changed or removed.",
+    }),
+  ),
+  namespaceSelector: Type.Optional(NamespaceSelector),
+  maxClaimsPerNamespace: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        'How many claims of this class one namespace may hold (Bound, Lost, or being provisioned). Absent: no limit. A claim over it stays Pending (ClassLimitReached); lowering it takes nothing back (docs/access.md).',
     }),
   ),
   parameters: Type.Optional(
@@ -90,6 +130,9 @@ export const IP_ADDRESS_CLASS: KindDefinition = {
     { name: 'Provisioner', type: 'string', jsonPath: '.spec.provisioner' },
     { name: 'ReclaimPolicy', type: 'string', jsonPath: '.spec.reclaimPolicy' },
     { name: 'LBClass', type: 'string', jsonPath: '.spec.loadBalancerClass' },
+    // What a tenant needs to tell whether it may draw from the class (docs/access.md): <none> is every namespace.
+    { name: 'Namespaces', type: 'string', jsonPath: '.spec.namespaceSelector' },
+    { name: 'PerNamespace', type: 'integer', jsonPath: '.spec.maxClaimsPerNamespace' },
     { name: 'Capacity', type: 'string', jsonPath: '.status.capacity' },
     { name: 'InUse', type: 'integer', jsonPath: '.status.inUse' },
     { name: 'Free', type: 'string', jsonPath: '.status.free' },

@@ -149,10 +149,11 @@ describe('address-controller chart', () => {
     ]);
   });
 
-  it('grants exactly what the core needs: no create on ipaddresses, nothing on Services', () => {
+  it('grants exactly what the core needs: no create on ipaddresses, nothing on Services, namespaces read-only', () => {
     const rules = rulesOf(find(renderChart(chartDir('address-controller')), 'ClusterRole', 'address-controller'));
     expect(rules).toEqual([
       { group: '', resource: 'events', verbs: ['create', 'patch'] },
+      { group: '', resource: 'namespaces', verbs: ['get', 'list', 'watch'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddressclasses', verbs: ['get', 'list', 'watch'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddressclaims', verbs: ['get', 'list', 'patch', 'update', 'watch'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddresses', verbs: ['delete', 'get', 'list', 'patch', 'update', 'watch'] },

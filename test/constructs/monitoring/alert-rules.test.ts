@@ -421,6 +421,9 @@ describe('the alert rules under vmalert-tool unittest', () => {
               ...HEALTHY,
               // Counters appear once incremented; a cluster that has reconciled and failed once has them all.
               ...series(METRICS.backendFailures, { class: 'public' }, '0+1x20'),
+              // A class with a per-namespace limit, one namespace's claims against it.
+              ...series(METRICS.classNamespaceLimit, { class: 'public' }, '2x20', bothPods),
+              ...series(METRICS.classNamespaceClaims, { class: 'public', namespace: 'tenant-a' }, '1x20', bothPods),
               ...[core, driver].flatMap((job) => [
                 ...series(METRICS.reconcileTotal, { job, controller: 'claims', result: 'success' }, '0+10x20', bothPods),
                 ...series(METRICS.reconcileErrors, { job, controller: 'claims' }, '0+1x20', bothPods),

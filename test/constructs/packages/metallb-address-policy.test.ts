@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { FENCED_ANNOTATIONS, FENCED_LABELS, POLICY_NAME } from '../../../constructs/packages/metallb-address-policy.js';
 import { CLASS_POLICY_NAME } from '../../../constructs/packages/metallb-class-policy.js';
-import { COZYSTACK_TRUSTED_GROUPS } from '../../../constructs/packages/metallb-iad-package.js';
+import { COZYSTACK_TRUSTED_GROUPS } from '../../../constructs/packages/trusted-callers.js';
 import { synthesize } from '../../../synth/artifact.js';
 import { helm, renderChart, type KubeObject } from '../../support/helm.js';
 import { synthesizedArtifact } from '../../support/synth.js';

@@ -113,20 +113,35 @@ describe('packages/system/address-controller', () => {
   });
 
   it.each([
-    ['cozy:addresses:view', 'rbac.cozystack.io/aggregate-to-tenant-view', ['get', 'list', 'watch']],
-    ['cozy:addresses', 'rbac.cozystack.io/aggregate-to-tenant', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']],
-    ['cozy:addresses:admin', 'rbac.cozystack.io/aggregate-to-tenant-admin', ['create', 'update', 'patch', 'delete']],
-  ])('%s aggregates into its cozy:tenant role, on ipaddressclaims only', (name, label, verbs) => {
+    ['cozy:addresses:view', 'rbac.cozystack.io/aggregate-to-tenant-view', ['get', 'list', 'watch'], [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }]],
+    ['cozy:addresses', 'rbac.cozystack.io/aggregate-to-tenant', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'], []],
+    ['cozy:addresses:admin', 'rbac.cozystack.io/aggregate-to-tenant-admin', ['create', 'update', 'patch', 'delete'], []],
+  ])('%s aggregates into its cozy:tenant role: claims, and (view) its own namespace', (name, label, verbs, more) => {
     const role = rendered().find((o) => o.kind === 'ClusterRole' && o.metadata.name === name) as KubeObject & { rules: unknown };
     expect(role, name).toBeDefined();
     expect(role.metadata.labels).toEqual({ [label]: 'true' });
-    expect(role.rules).toEqual([{ apiGroups: ['local.sdn.cozystack.io'], resources: ['ipaddressclaims'], verbs }]);
+    expect(role.rules).toEqual([{ apiGroups: ['local.sdn.cozystack.io'], resources: ['ipaddressclaims'], verbs }, ...more]);
   });
 
-  it('gives tenants nothing on the cluster-scoped IPAddress and IPAddressClass', () => {
-    const tenantRoles = rendered().filter((o) => o.kind === 'ClusterRole' && o.metadata.name.startsWith('cozy:'));
+  it('gives the tenant roles nothing on IPAddress and IPAddressClass; every authenticated user reads classes, and values can take that away', () => {
+    const tenantRoles = rendered().filter((o) => o.kind === 'ClusterRole' && /^cozy:addresses(:view|:admin)?$/.test(o.metadata.name));
     expect(tenantRoles).toHaveLength(3);
     expect(JSON.stringify(tenantRoles)).not.toMatch(/"ipaddresses"|"ipaddressclasses"/);
+    const reader = rendered().find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'cozy:addresses:classes:view') as KubeObject & { rules: unknown };
+    expect(reader.rules).toEqual([{ apiGroups: ['local.sdn.cozystack.io'], resources: ['ipaddressclasses'], verbs: ['get', 'list', 'watch'] }]);
+    const binding = rendered().find((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'cozy:addresses:classes:view') as KubeObject & { subjects: unknown };
+    expect(binding.subjects).toEqual([{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }]);
+    const without = renderChart(wrapperDir('address-controller'), '--namespace', 'cozy-address-controller', '--set', 'classAccess.tenantsReadClasses=false');
+    expect(without.filter((o) => o.kind === 'ClusterRoleBinding' && o.metadata.name === 'cozy:addresses:classes:view')).toEqual([]);
+  });
+
+  it('renders the class-access policy only where the apiserver serves ValidatingAdmissionPolicy', () => {
+    const policies = (args: string[]) => renderChart(wrapperDir('address-controller'), '--namespace', 'cozy-address-controller', ...args).filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy'));
+    expect(policies([]).map((o) => o.kind)).toEqual([]);
+    expect(policies(['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy']).map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      'ValidatingAdmissionPolicy/cozystack-ip-address-class-access',
+      'ValidatingAdmissionPolicyBinding/cozystack-ip-address-class-access',
+    ]);
   });
 });
 

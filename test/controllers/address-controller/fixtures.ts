@@ -43,7 +43,7 @@ export function world() {
     store,
     claimEvents,
     addressEvents,
-    reconcileClaim: (name = 'web') => claims.reconcile(`tenant-a/${name}`),
+    reconcileClaim: (name = 'web', namespace = 'tenant-a') => claims.reconcile(`${namespace}/${name}`),
     reconcileAddress: (name: string) => addresses.reconcile(name),
     claimOf: (name = 'web') => store.claim('tenant-a', name),
   };
