@@ -212,4 +212,17 @@ describe('CRD shape', () => {
     expect(IP_ADDRESS.status).toBeDefined();
     expect(IP_ADDRESS_CLAIM.status).toBeDefined();
   });
+
+  it.each(KINDS.map((k) => [k.kind, k] as const))('%s: structural, as the apiserver demands (no patternProperties, no $ref, no allOf/anyOf types)', (_kind, definition) => {
+    const refused: string[] = [];
+    const walk = (node: unknown, path: string) => {
+      if (!node || typeof node !== 'object') return;
+      for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+        if (['patternProperties', '$ref', 'definitions', '$id'].includes(key)) refused.push(`${path}: ${key}`);
+        walk(value, `${path}.${key}`);
+      }
+    };
+    walk(CustomResourceDefinition.openApiSchema(definition), definition.kind);
+    expect(refused).toEqual([]);
+  });
 });

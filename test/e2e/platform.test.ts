@@ -14,6 +14,7 @@ import { apis, dryRunApply, expectRejected, getRaw, GROUP, VERSION } from './sup
 import { ADDRESS_CATEGORY } from '../../api/v1alpha1/group.js';
 import { waitFor } from './support/ports.js';
 import { scenarioTest } from './support/summary.js';
+import { bindTenant, createTenantRoles } from './support/tenants.js';
 
 const scenario = scenarioTest(it);
 
@@ -24,15 +25,6 @@ const DRIVER = 'system:serviceaccount:cozy-metallb-iad:metallb-iad';
 const NEIGHBOUR_SA = 'system:serviceaccount:cozy-metallb-iad:other';
 const TENANT_SA = 'system:serviceaccount:tenant-a:tenant-a';
 const VAP_API = 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
-
-/** Cozystack's cozy:tenant* roles (docs/packaging.md): rules come only by aggregation. */
-const TENANT_ROLES: [string, string, string[]][] = [
-  ['cozy:tenant', 'aggregate-to-tenant', []],
-  ['cozy:tenant:view', 'aggregate-to-tenant-view', ['aggregate-to-tenant-use', 'aggregate-to-tenant-admin', 'aggregate-to-tenant-super-admin']],
-  ['cozy:tenant:use', 'aggregate-to-tenant-use', ['aggregate-to-tenant-admin', 'aggregate-to-tenant-super-admin']],
-  ['cozy:tenant:admin', 'aggregate-to-tenant-admin', ['aggregate-to-tenant-super-admin']],
-  ['cozy:tenant:super-admin', 'aggregate-to-tenant-super-admin', []],
-];
 
 let cluster: Cluster;
 let admin: ReturnType<typeof apis>;
@@ -78,30 +70,9 @@ beforeAll(async () => {
   for (const name of ['tenant-a', 'tenant-b', 'cozy-address-controller', 'cozy-metallb-iad', 'cozy-metallb']) {
     await admin.core.createNamespace({ body: { metadata: { name } } });
   }
-  for (const [name, selects, labels] of TENANT_ROLES) {
-    await admin.rbac.createClusterRole({
-      body: {
-        metadata: { name, labels: Object.fromEntries(labels.map((l) => [`rbac.cozystack.io/${l}`, 'true'])) },
-        aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [`rbac.cozystack.io/${selects}`]: 'true' } }] },
-      },
-    });
-  }
-  // Stands in for cozy:tenant:admin:base, which lets tenant admins manage their Services.
-  await admin.rbac.createClusterRole({
-    body: {
-      metadata: { name: 'e2e:tenant:admin:services', labels: { 'rbac.cozystack.io/aggregate-to-tenant-admin': 'true' } },
-      rules: [{ apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] }],
-    },
-  });
+  await createTenantRoles(admin);
   for (const [level, group] of [['admin', 'tenant-a-admin'], ['view', 'tenant-a-view']] as const) {
-    await admin.rbac.createNamespacedRoleBinding({
-      namespace: 'tenant-a',
-      body: {
-        metadata: { name: `cozy:tenant:${level}` },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `cozy:tenant:${level}` },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }],
-      },
-    });
+    await bindTenant(admin, 'tenant-a', level, group);
   }
   for (const [release, dir, namespace] of [
     ['address-controller', 'address-controller', 'cozy-address-controller'],

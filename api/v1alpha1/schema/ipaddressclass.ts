@@ -24,7 +24,8 @@ const LOAD_BALANCER_CLASS_IMMUTABLE = {
 export const NamespaceSelector = Type.Object(
   {
     matchLabels: Type.Optional(
-      Type.Record(Type.String(), Type.String(), { description: 'Labels the namespace must carry, each with this value.' }),
+      // additionalProperties, not Type.Record: a CRD's structural schema refuses patternProperties.
+      Type.Object({}, { additionalProperties: Type.String(), description: 'Labels the namespace must carry, each with this value.' }),
     ),
     matchExpressions: Type.Optional(
       Type.Array(
@@ -130,7 +131,7 @@ export const IP_ADDRESS_CLASS: KindDefinition = {
     { name: 'Provisioner', type: 'string', jsonPath: '.spec.provisioner' },
     { name: 'ReclaimPolicy', type: 'string', jsonPath: '.spec.reclaimPolicy' },
     { name: 'LBClass', type: 'string', jsonPath: '.spec.loadBalancerClass' },
-    // What a tenant needs to tell whether it may draw from the class (docs/access.md): <none> is every namespace.
+    // What a tenant needs to tell whether it may draw from the class (docs/access.md): empty is every namespace.
     { name: 'Namespaces', type: 'string', jsonPath: '.spec.namespaceSelector' },
     { name: 'PerNamespace', type: 'integer', jsonPath: '.spec.maxClaimsPerNamespace' },
     { name: 'Capacity', type: 'string', jsonPath: '.status.capacity' },
