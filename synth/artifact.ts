@@ -7,6 +7,7 @@ import { App } from 'cdk8s';
 import type { HelmChart } from '../constructs/helm/chart-writer.js';
 import { checkImagePin, IMAGES } from '../constructs/images.js';
 import { dashboardFiles } from '../constructs/monitoring/dashboard.js';
+import { websiteFiles } from '../constructs/website/website.js';
 import { PACKAGE_CHARTS, UPSTREAM_CHARTS } from './charts.js';
 import { canonical, sha256Hex, type FileTree } from './file-tree.js';
 import { ociArtifact } from './oci.js';
@@ -55,6 +56,10 @@ export function synthesize(sources: OverrideSources = {}): FileTree {
   }
   // Outside packages/ and the OCI artifact: Cozystack bakes dashboards/ into its grafana-dashboards image.
   for (const [path, content] of dashboardFiles()) {
+    files.set(path, content);
+  }
+  // Outside packages/ and the OCI artifact too: pages and cards for the Cozystack website.
+  for (const [path, content] of websiteFiles()) {
     files.set(path, content);
   }
   const oci = ociArtifact(packages);
