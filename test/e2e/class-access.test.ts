@@ -134,6 +134,36 @@ describe('a class restricted to namespaces', () => {
   });
 });
 
+describe('a tenant’s claim made while allowed, refused by the core once the rule changes', () => {
+  it('a claim waiting for a full class when its namespace stops matching: ClassNotAllowed, its reservation withdrawn; the Bound one keeps its address', async () => {
+    // tiny: one address. Alice binds it, and her second claim waits for the class to have room.
+    await createClass(admin(), 'tiny', ['192.0.2.10/32'], 'Delete', { namespaceSelector: { matchLabels: { tier: 'premium' } } });
+    for (const name of ['tiny-1', 'tiny-2']) {
+      await as(ALICE).custom.createNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: 'tenant-a', body: claimBody(name, 'tenant-a', 'tiny') });
+      await waitFor(`${name} judged`, async () => conditionOf(await getClaim(name, 'tenant-a'), 'Bound') !== undefined, 30_000);
+    }
+    await waitFor('tiny-1 Bound', async () => (await getClaim('tiny-1', 'tenant-a')).status?.phase === 'Bound', 60_000);
+    await waitFor('tiny-2 waits for room', async () => conditionOf(await getClaim('tiny-2', 'tenant-a'), 'Provisioned')?.reason === 'ClassExhausted', 60_000);
+    // The admin narrows the class: tenant-a no longer matches.
+    await admin().custom.patchClusterCustomObject(
+      { ...crd('ipaddressclasses'), name: 'tiny', body: { spec: { namespaceSelector: { matchLabels: { tier: 'gold' } } } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+    await waitFor('tiny-2 ClassNotAllowed', async () => conditionOf(await getClaim('tiny-2', 'tenant-a'), 'Bound')?.reason === 'ClassNotAllowed', 30_000);
+    // The driver stops on the core's word: it withdraws tiny-2's reservation and says nothing more of the class's room.
+    await waitFor('tiny-2’s Provisioned condition gone', async () => conditionOf(await getClaim('tiny-2', 'tenant-a'), 'Provisioned') === undefined, 30_000);
+    const tiny1 = await getClaim('tiny-1', 'tenant-a');
+    expect(tiny1.status?.phase).toBe('Bound');
+    expect(tiny1.status?.addresses).toEqual([expect.objectContaining({ address: '192.0.2.10' })]);
+    expect(conditionOf(tiny1, 'ClassAllowed')).toMatchObject({ status: 'False', reason: 'ClassNotAllowed' });
+    // Freed, the address does not go to tiny-2 either.
+    await admin().custom.deleteNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: 'tenant-a', name: 'tiny-1' });
+    await new Promise((r) => setTimeout(r, 3000));
+    expect((await getClaim('tiny-2', 'tenant-a')).status?.phase).toBe('Pending');
+    recordScenario('class access: a tenant’s waiting claim refused by the core once the rule changed; the Bound one kept its address');
+  });
+});
+
 describe('a per-class, per-namespace limit', () => {
   const names = Array.from({ length: BURST }, (_, i) => `burst-${String(i).padStart(2, '0')}`);
 
@@ -205,9 +235,10 @@ describe('what a tenant sees', () => {
     const labels = (await kubectlAs(ALICE, ['get', 'namespace', 'tenant-a', '--show-labels'])).stdout;
     expect(labels).toContain('tier=premium');
     // A server-side dry run tells a tenant whether a claim would be admitted, without making it.
-    const manifest = (namespace: string) => JSON.stringify(claimBody('would-be', namespace, PREMIUM));
-    expect((await kubectlAs(ALICE, ['create', '--dry-run=server', '-f', '-'], manifest('tenant-a'))).stdout).toContain('created (server dry run)');
-    expect(await kubectlFails(BOB, ['create', '--dry-run=server', '-f', '-'], manifest('tenant-b'))).toContain('bob may not claim from IPAddressClass premium in namespace tenant-b');
+    // (tiny selects tier=gold by now, which no namespace carries.)
+    const manifest = (namespace: string, className: string) => JSON.stringify(claimBody('would-be', namespace, className));
+    expect((await kubectlAs(ALICE, ['create', '--dry-run=server', '-f', '-'], manifest('tenant-a', PREMIUM))).stdout).toContain('created (server dry run)');
+    expect(await kubectlFails(BOB, ['create', '--dry-run=server', '-f', '-'], manifest('tenant-b', 'tiny'))).toContain('bob may not claim from IPAddressClass tiny in namespace tenant-b');
     for (const args of [
       ['get', 'ipaddresses.local.sdn.cozystack.io'],
       ['get', 'ipclaim', '-n', 'tenant-b'],

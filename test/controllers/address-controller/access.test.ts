@@ -38,6 +38,20 @@ describe('class access: the namespaceSelector', () => {
     expect(w.claimOf()!.metadata.annotations?.['local.sdn.cozystack.io/provisioner']).toBeDefined();
   });
 
+  it('spec.addressName reaches only an address of a class the namespace may use', async () => {
+    const w = world();
+    w.store.put(ipClass('public', premiumOnly));
+    w.store.put(ipClass('open'));
+    w.store.put(address('203.0.113.7', {}, available)); // of class public, which tenant-a may not use
+    w.store.put(claim({ className: 'public', family: 'IPv4', addressName: 'ip-203-0-113-7' }, 'named'));
+    w.store.put(claim({ className: 'open', family: 'IPv4', addressName: 'ip-203-0-113-7' }, 'other-class'));
+    await w.reconcileClaim('named');
+    await w.reconcileClaim('other-class');
+    expect(condition(w.claimOf('named'), 'Bound')).toMatchObject({ reason: 'ClassNotAllowed' });
+    expect(w.claimOf('other-class')!.status?.phase).toBe('Pending');
+    expect(w.store.address('ip-203-0-113-7')?.spec.claimRef).toBeUndefined();
+  });
+
   it('a namespace not in the cache has no labels: refused until it is', async () => {
     const w = world();
     w.store.put(ipClass('public', premiumOnly));
