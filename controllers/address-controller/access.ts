@@ -23,8 +23,12 @@ export interface AccessInputs {
   readonly namespaceLabels: Readonly<Record<string, string>> | undefined;
   /** The claim holds a place under the limit already (it is never taken back). */
   readonly holdsPlace: boolean;
-  /** The names of the namespace's other claims that hold a place in this class. */
-  readonly placesHeld: readonly string[];
+  /**
+   * The names of the namespace's other claims that hold a place in this class;
+   * asked only when the class has a limit and the claim holds no place (a walk
+   * over the namespace's claims that most passes need not take).
+   */
+  readonly placesHeld: () => readonly string[];
 }
 
 export interface Access {
@@ -53,10 +57,14 @@ export function judgeAccess(input: AccessInputs): Access {
     };
   }
   const limit = input.ipClass.spec.maxClaimsPerNamespace;
-  if (limit === undefined || input.holdsPlace || input.placesHeld.length < limit) {
+  if (limit === undefined || input.holdsPlace) {
     return { allowed: true, granted: true };
   }
-  const names = [...input.placesHeld].sort();
+  const held = input.placesHeld();
+  if (held.length < limit) {
+    return { allowed: true, granted: true };
+  }
+  const names = [...held].sort();
   const shown = names.slice(0, NAMES_SHOWN).join(', ') + (names.length > NAMES_SHOWN ? `, and ${names.length - NAMES_SHOWN} more` : '');
   return {
     allowed: true,

@@ -138,10 +138,11 @@ export class ClaimReconciler {
       const decided = this.places.get(keyOf(c));
       return decided?.uid === c.metadata.uid ? decided!.holds : holdsPlace(c);
     };
-    const placesHeld = this.store
-      .claimsInNamespace(namespace)
-      .filter((c) => c.metadata.uid !== claim.metadata.uid && resolvedClassName(c) === className && holds(c))
-      .map((c) => c.metadata.name!);
+    const placesHeld = () =>
+      this.store
+        .claimsInNamespace(namespace)
+        .filter((c) => c.metadata.uid !== claim.metadata.uid && resolvedClassName(c) === className && holds(c))
+        .map((c) => c.metadata.name!);
     const access = judgeAccess({
       claim,
       ipClass,

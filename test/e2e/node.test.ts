@@ -16,7 +16,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OCI_CONFIG_MEDIA_TYPE, OCI_LAYER_MEDIA_TYPE } from '../../hack/images/oci-image.js';
 import { digestOf, LayoutBlobs, OCI_MANIFEST_MEDIA_TYPE } from '../../lib/oci/layout.js';
 import { pushLayout } from '../../lib/oci/push.js';
@@ -29,6 +29,7 @@ import { kubectl, removeToolState } from './support/deputies/tools.js';
 import { upgradeAsOperator } from './support/operator.js';
 import { createClass, crd, packageChartDir, type Cr, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
+import { recordPassedTests } from './support/summary.js';
 import { inNetns } from './support/lab/netns.js';
 import { CHART_DEPLOYMENTS, containerPid, mib, type NodePlatform, podsOf as podsIn, processStatus, quantityBytes, startNodePlatform, writeUnrelatedServices } from './support/node-pods.js';
 import { underStreams, type StreamTarget } from './support/lab/measure.js';
@@ -42,6 +43,9 @@ const DEPLOYMENTS = CHART_DEPLOYMENTS;
 const NODE_POOL = '203.0.113.140/30';
 /** The image's USER (controllers/Dockerfile): the charts ask for runAsNonRoot and set no runAsUser. */
 const IMAGE_USER = 65532;
+
+// The node suite's tests count in the closing table like the other suites' scenarios.
+recordPassedTests(beforeEach, 'node');
 
 const unavailable = labUnavailable() ?? kubeletUnavailable();
 if (unavailable && process.env.CI === 'true') {

@@ -57,3 +57,17 @@ export function scenarioTest(it: (name: string, fn: () => Promise<void>, timeout
       timeout,
     );
 }
+
+/**
+ * For a suite whose tests are not scenarioTests: each test that passes counts
+ * as a scenario named `<prefix>: <test name>`. Call once at the top of the file.
+ */
+export function recordPassedTests(beforeEach: (fn: (context: { onTestFinished: (fn: (context: { task: { name: string; result?: { state?: string } } }) => void) => void }) => void) => void, prefix: string): void {
+  beforeEach(({ onTestFinished }) =>
+    onTestFinished(({ task }) => {
+      if (task.result?.state === 'pass') {
+        recordScenario(`${prefix}: ${task.name}`);
+      }
+    }),
+  );
+}
