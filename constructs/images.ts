@@ -42,7 +42,7 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:dcf153e3b90c580eda64a02ef17fc173156dc453b567816f9cf9738bbd629c42',
+    digest: 'sha256:cb181f35a77af0e56e5d2aa3a856f7576da547e871e52490a13eb997bd76bda5',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
