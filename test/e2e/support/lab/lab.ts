@@ -123,16 +123,18 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
   const nodes: LabNode[] = [];
   let stopped = false;
 
-  // Synchronous, for process exit: kill by pid and delete, nothing awaited.
-  const sweep = () => {
+  // Synchronous, for process exit: kill by pid and delete, nothing awaited. Returns what could not be removed.
+  const sweep = (): string[] => {
+    const left: string[] = [];
     for (const ns of [...namespaces].reverse()) {
       try {
         removeNamespace(ns);
-      } catch {
-        // best effort at exit; the next run's sweep finds what is left
+      } catch (error) {
+        left.push(`${ns} (${(error as Error).message.split('\n')[0]})`);
       }
     }
     namespaces.length = 0;
+    return left;
   };
   process.once('exit', sweep);
 
@@ -152,13 +154,17 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
     for (const n of nodes) {
       await n.stop();
     }
-    sweep();
+    const left = sweep();
     process.removeListener('exit', sweep);
     await Promise.all(relays.map((relay) => new Promise<void>((r) => relay.close(() => r()))));
     if (process.env.COZYLAB_KEEP_LOGS !== '1') {
       rmSync(dir, { recursive: true, force: true });
     }
     assertHostUnchanged(hostBefore, hostSnapshot());
+    if (left.length > 0) {
+      // Left for the next run's sweep, but said here: every namespace the lab made goes with it.
+      throw new Error(`lab: could not remove ${left.join(', ')}`);
+    }
   };
 
   try {

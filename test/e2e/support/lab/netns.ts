@@ -85,26 +85,44 @@ export function newRun(): { runId: string; dir: string } {
   return { runId, dir };
 }
 
-/** Kills every process inside a namespace (by pid), then deletes it. */
+/** How often a namespace is tried again while a process in it is still dying (a SIGKILLed shim, a container's process). */
+const REMOVE_ATTEMPTS = 20;
+const REMOVE_PAUSE_MS = 250;
+
+/**
+ * Kills every process inside a namespace (by pid), then deletes it; tried
+ * again, killing what is in it anew, while it is still listed: a process
+ * being reaped (a container shim's child) can outlive the first round.
+ * Throws only when the namespace is still there after every attempt.
+ */
 export function removeNamespace(ns: string): void {
-  let pids: number[] = [];
-  try {
-    pids = ip(['netns', 'pids', ns]).split('\n').map(Number).filter((n) => n > 0);
-  } catch {
-    // gone already
-  }
-  for (const pid of pids) {
+  for (let attempt = 1; ; attempt++) {
+    let pids: number[] = [];
     try {
-      process.kill(pid, 'SIGKILL');
+      pids = ip(['netns', 'pids', ns]).split('\n').map(Number).filter((n) => n > 0);
     } catch {
-      // exited meanwhile
+      // gone already
     }
-  }
-  try {
-    ip(['netns', 'del', ns]);
-  } catch (error) {
-    if (listNamespaces().includes(ns)) {
-      throw error;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // exited meanwhile
+      }
+    }
+    try {
+      ip(['netns', 'del', ns]);
+    } catch (error) {
+      if (listNamespaces().includes(ns)) {
+        if (attempt >= REMOVE_ATTEMPTS) {
+          throw error;
+        }
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, REMOVE_PAUSE_MS); // synchronous: also used at process exit
+        continue;
+      }
+    }
+    if (!listNamespaces().includes(ns) || attempt >= REMOVE_ATTEMPTS) {
+      return;
     }
   }
 }
