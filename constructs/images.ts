@@ -47,7 +47,7 @@ export const IMAGES = {
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:ae53f0012cb3491f234a1ca4b9589104d80c56487cc3208733f8cb4704274347',
+    digest: 'sha256:bcbb5784a2ceabe6110cb76841dde5c8adfda213af1df551cadec6aed3d1b1d8',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -57,7 +57,7 @@ export const METALLB_IAD_RULES: readonly RbacRule[] = [
   { apiGroup: GROUP, resources: ['ipaddresses/status', 'ipaddressclasses/status', 'ipaddressclaims/status'], verbs: ['get', 'patch', 'update'] },
   {
     apiGroup: 'metallb.io',
-    resources: ['ipaddresspools', 'l2advertisements'],
+    resources: ['ipaddresspools', 'l2advertisements', 'bgpadvertisements'],
     verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
   },
   // MetalLB's own word on whether it applies its configuration, said on every served class.

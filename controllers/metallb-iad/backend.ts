@@ -1,5 +1,6 @@
 /** The MetalLB objects a served class renders (docs/driver.md): MetalLB is the allocator of record. */
 import type { IPAddressClass } from '../../api/v1alpha1/index.js';
+import type { Advertisement } from './class-parameters.js';
 import { poolName } from './names.js';
 import type { MetallbObject } from './store.js';
 import { CARRIER_LABEL, POOL_BEFORE_ANNOTATION, SERVED_BY_CLASS_ANNOTATION } from './well-known.js';
@@ -10,12 +11,20 @@ export const CARRIERS_ONLY = { serviceSelectors: [{ matchLabels: { [CARRIER_LABE
 /**
  * The MetalLB objects for a served class: an IPAddressPool that never
  * auto-assigns and, once every Service holding its IPs carries the label
- * (`carriersOnly`), admits only the driver's carriers; and its L2Advertisement.
+ * (`carriersOnly`), admits only the driver's carriers; and its advertisement,
+ * an L2Advertisement or, for a class announced by BGP, a BGPAdvertisement.
  * A class that takes over an admin's pool (`adopted`) renders that pool, with
  * the same fields changed, no owner (deleting the class must not delete the
  * pool under its Services), and the spec it had before.
  */
-export function renderBackend(ipClass: IPAddressClass, namespace: string, addresses: readonly string[], carriersOnly = true, adopted?: MetallbObject) {
+export function renderBackend(
+  ipClass: IPAddressClass,
+  namespace: string,
+  addresses: readonly string[],
+  carriersOnly = true,
+  adopted?: MetallbObject,
+  announced: Advertisement = { type: 'L2' },
+) {
   const ownerReferences = [
     { apiVersion: ipClass.apiVersion, kind: 'IPAddressClass', name: ipClass.metadata.name!, uid: ipClass.metadata.uid! },
   ];
@@ -30,13 +39,26 @@ export function renderBackend(ipClass: IPAddressClass, namespace: string, addres
       };
   return {
     pool,
-    advertisement: {
-      apiVersion: 'metallb.io/v1beta1',
-      kind: 'L2Advertisement',
-      metadata: { name, namespace, ownerReferences },
-      spec: { ipAddressPools: [pool.metadata.name!] },
-    } satisfies MetallbObject,
+    advertisement: advertisementOf(announced, { name, namespace, ownerReferences }, pool.metadata.name!),
   };
+}
+
+/** The advertisement kinds a class may render, each under the pool's name. */
+export const ADVERTISEMENT_KINDS = ['L2Advertisement', 'BGPAdvertisement'] as const;
+export type AdvertisementKind = (typeof ADVERTISEMENT_KINDS)[number];
+
+function advertisementOf(announced: Advertisement, metadata: MetallbObject['metadata'], pool: string): MetallbObject {
+  if (announced.type === 'L2') {
+    return { apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata, spec: { ipAddressPools: [pool] } };
+  }
+  const { type: _type, aggregationLength = 32, aggregationLengthV6 = 128, ...more } = announced;
+  // The aggregation lengths with the CRD's defaults written out, so the object as stored has exactly
+  // the rendered fields: a field the class drops (localPref, communities, peers) shows as a difference.
+  const spec: Record<string, unknown> = { ipAddressPools: [pool], aggregationLength, aggregationLengthV6 };
+  for (const [key, value] of Object.entries(more)) {
+    spec[key] = Array.isArray(value) ? [...value] : value;
+  }
+  return { apiVersion: 'metallb.io/v1beta1', kind: 'BGPAdvertisement', metadata, spec: spec as MetallbObject['spec'] };
 }
 
 /** The spec an adopted pool had before its class took it over (recorded at the first takeover write). */

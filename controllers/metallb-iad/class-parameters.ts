@@ -10,8 +10,25 @@ import { poolName } from './names.js';
 import type { MetallbObject } from './store.js';
 import { DRIVER, SERVED_BY_CLASS_ANNOTATION } from './well-known.js';
 
+/**
+ * How MetalLB announces a class's addresses (`spec.parameters.advertisement`):
+ * by ARP/NDP on the nodes' segment (L2, the default), or by BGP to the
+ * admin's BGPPeers, with the fields of MetalLB's BGPAdvertisement.
+ */
+export type Advertisement =
+  | { readonly type: 'L2' }
+  | {
+      readonly type: 'BGP';
+      readonly aggregationLength?: number;
+      readonly aggregationLengthV6?: number;
+      readonly localPref?: number;
+      readonly communities?: readonly string[];
+      /** BGPPeer names (the admin's objects); none: every peer. */
+      readonly peers?: readonly string[];
+    };
+
 export type ClassParameters =
-  | { readonly ok: true; readonly addresses: string[]; readonly ranges: IpRange[]; readonly adoptedPool?: string }
+  | { readonly ok: true; readonly addresses: string[]; readonly ranges: IpRange[]; readonly adoptedPool?: string; readonly advertisement: Advertisement }
   | { readonly ok: false; readonly message: string };
 
 /** Looks an IPAddressPool up by name in MetalLB's namespace. */
@@ -20,6 +37,7 @@ export type PoolLookup = (name: string) => MetallbObject | undefined;
 interface Parameters {
   readonly addresses?: unknown;
   readonly pool?: unknown;
+  readonly advertisement?: unknown;
 }
 
 /**
@@ -33,14 +51,132 @@ export function parseClassParameters(ipClass: IPAddressClass, pools?: PoolLookup
   if (!parameters || typeof parameters !== 'object') {
     return { ok: false, message: 'class has no parameters; this driver requires parameters.addresses or parameters.pool' };
   }
-  if (parameters.pool !== undefined) {
-    return adoptedPoolParameters(ipClass, parameters, pools);
+  const ranges = parameters.pool !== undefined ? adoptedPoolParameters(ipClass, parameters, pools) : ownRanges(parameters.addresses);
+  if (!ranges.ok) {
+    return ranges;
   }
-  const parsed = parseAddresses(parameters.addresses, 'parameters.addresses');
+  const advertisement = parseAdvertisement(parameters.advertisement, ranges.ranges, rangesField(ranges));
+  return typeof advertisement === 'string' ? { ok: false, message: advertisement } : { ...ranges, advertisement };
+}
+
+type Ranges = { readonly ok: true; readonly addresses: string[]; readonly ranges: IpRange[]; readonly adoptedPool?: string } | { readonly ok: false; readonly message: string };
+
+function ownRanges(list: unknown): Ranges {
+  const parsed = parseAddresses(list, 'parameters.addresses');
   return typeof parsed === 'string' ? { ok: false, message: parsed } : { ok: true, ...parsed };
 }
 
-function adoptedPoolParameters(ipClass: IPAddressClass, parameters: Parameters, pools: PoolLookup | undefined): ClassParameters {
+/** MetalLB's BGPAdvertisement fields a class may set; anything else under advertisement is refused, not ignored. */
+const BGP_FIELDS = ['type', 'aggregationLength', 'aggregationLengthV6', 'localPref', 'communities', 'peers'];
+
+/**
+ * `parameters.advertisement`: absent or `{type: L2}`, or `{type: BGP, ...}`
+ * checked as MetalLB v0.16.1 checks a BGPAdvertisement (internal/config/config.go,
+ * bgpAdvertisementFromCR and validateBGPAdvPerPool; internal/bgp/community): a
+ * configuration it refuses stops it applying any change, for every class, so
+ * the class is refused here first. A message naming the field when it is wrong.
+ */
+export function parseAdvertisement(value: unknown, ranges: readonly IpRange[], rangesFieldName = 'parameters.addresses'): Advertisement | string {
+  const field = 'parameters.advertisement';
+  if (value === undefined) {
+    return { type: 'L2' };
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    return `${field} must be an object with type L2 or BGP`;
+  }
+  const a = value as Record<string, unknown>;
+  if (a.type === 'L2') {
+    const extra = Object.keys(a).filter((k) => k !== 'type');
+    return extra.length ? `${field}.${extra[0]} applies to type BGP only` : { type: 'L2' };
+  }
+  if (a.type !== 'BGP') {
+    return `${field}.type must be L2 or BGP, got ${JSON.stringify(a.type)}`;
+  }
+  const unknown = Object.keys(a).filter((k) => !BGP_FIELDS.includes(k));
+  if (unknown.length) {
+    return `${field}.${unknown[0]} is not a field of a BGP advertisement (${BGP_FIELDS.slice(1).join(', ')})`;
+  }
+  const integer = (key: string, min: number, max: number): number | undefined | string => {
+    const v = a[key];
+    if (v === undefined) return undefined;
+    return Number.isInteger(v) && (v as number) >= min && (v as number) <= max ? (v as number) : `${field}.${key} must be an integer ${min}-${max}, got ${JSON.stringify(v)}`;
+  };
+  const aggregationLength = integer('aggregationLength', 0, 32);
+  const aggregationLengthV6 = integer('aggregationLengthV6', 0, 128);
+  const localPref = integer('localPref', 0, 4294967295);
+  for (const v of [aggregationLength, aggregationLengthV6, localPref]) {
+    if (typeof v === 'string') return v;
+  }
+  const list = (key: string, valid: (s: string) => string | undefined): readonly string[] | undefined | string => {
+    const v = a[key];
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v) || v.some((e) => typeof e !== 'string')) return `${field}.${key} must be a list of strings`;
+    for (const [i, e] of (v as string[]).entries()) {
+      const problem = valid(e);
+      if (problem) return `${field}.${key}[${i}] ${JSON.stringify(e)}: ${problem}`;
+      if ((v as string[]).indexOf(e) !== i) return `${field}.${key}[${i}] ${JSON.stringify(e)} is listed twice (MetalLB refuses duplicates)`;
+    }
+    return v as string[];
+  };
+  const communities = list('communities', communityProblem);
+  const peers = list('peers', (p) => (/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(p) && p.length <= 253 ? undefined : 'is not the name of a BGPPeer'));
+  for (const v of [communities, peers]) {
+    if (typeof v === 'string') return v;
+  }
+  // MetalLB: an aggregation length shorter than a range's own prefix would announce addresses outside it.
+  for (const range of ranges) {
+    const length = range.family === 4 ? ((aggregationLength as number | undefined) ?? 32) : ((aggregationLengthV6 as number | undefined) ?? 128);
+    const lowest = Math.min(...coverPrefixes(range));
+    if (length < lowest) {
+      const key = range.family === 4 ? 'aggregationLength' : 'aggregationLengthV6';
+      return `${field}.${key} ${length} is shorter than the /${lowest} of ${rangesFieldName}: MetalLB refuses an aggregation wider than the pool's own prefixes`;
+    }
+  }
+  return {
+    type: 'BGP',
+    ...(aggregationLength !== undefined ? { aggregationLength: aggregationLength as number } : {}),
+    ...(aggregationLengthV6 !== undefined ? { aggregationLengthV6: aggregationLengthV6 as number } : {}),
+    ...(localPref !== undefined ? { localPref: localPref as number } : {}),
+    ...(communities !== undefined ? { communities: communities as readonly string[] } : {}),
+    ...(peers !== undefined ? { peers: peers as readonly string[] } : {}),
+  };
+}
+
+/**
+ * Why MetalLB would refuse a community, as internal/bgp/community New parses it:
+ * `<uint16>:<uint16>`, or `large:<uint32>:<uint32>:<uint32>`. (A name of a Community
+ * object MetalLB also accepts; the driver does not read those, so it asks for values.)
+ */
+function communityProblem(c: string): string | undefined {
+  const parts = c.split(':');
+  const fits = (text: string, max: number) => /^\d+$/.test(text) && Number(text) <= max;
+  if (parts.length === 2) {
+    return parts.every((p) => fits(p, 65535)) ? undefined : 'a community is <0-65535>:<0-65535>';
+  }
+  if (parts.length === 4 && parts[0] === 'large') {
+    return parts.slice(1).every((p) => fits(p, 4294967295)) ? undefined : 'a large community is large:<uint32>:<uint32>:<uint32>';
+  }
+  return 'a community is <0-65535>:<0-65535> or large:<uint32>:<uint32>:<uint32>';
+}
+
+/** The prefix lengths of the fewest CIDRs that cover a range exactly (MetalLB splits a-b ranges so). */
+export function coverPrefixes(range: IpRange): number[] {
+  const width = range.family === 4 ? 32 : 128;
+  const prefixes: number[] = [];
+  let first = range.first;
+  while (first <= range.last) {
+    let bits = 0;
+    // The largest block aligned at `first` that stays inside the range.
+    while (bits < width && first % (1n << BigInt(bits + 1)) === 0n && first + (1n << BigInt(bits + 1)) - 1n <= range.last) {
+      bits++;
+    }
+    prefixes.push(width - bits);
+    first += 1n << BigInt(bits);
+  }
+  return prefixes;
+}
+
+function adoptedPoolParameters(ipClass: IPAddressClass, parameters: Parameters, pools: PoolLookup | undefined): Ranges {
   const name = parameters.pool;
   if (parameters.addresses !== undefined) {
     return { ok: false, message: 'set parameters.addresses or parameters.pool, not both' };

@@ -11,7 +11,7 @@ import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { GROUP, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import { deepEqual } from '../runtime/equal.js';
 import type { V1Service } from '@kubernetes/client-node';
-import { CARRIERS_ONLY, releasedPool, renderBackend } from './backend.js';
+import { ADVERTISEMENT_KINDS, CARRIERS_ONLY, releasedPool, renderBackend, type AdvertisementKind } from './backend.js';
 import {
   backingPoolName,
   desiredEntries,
@@ -51,7 +51,10 @@ const CARRIER_LABEL_RECHECK_MS = 2_000;
  */
 function rendersAs(current: MetallbObject | undefined, desired: MetallbObject): boolean {
   const have = (current?.spec ?? {}) as Record<string, unknown>;
-  return current !== undefined && Object.entries(desired.spec ?? {}).every(([field, value]) => deepEqual(have[field], value));
+  const rendered = Object.entries(desired.spec ?? {});
+  // A BGPAdvertisement is rendered whole (backend.ts): a field it no longer has is a difference too.
+  const extra = desired.kind === 'BGPAdvertisement' && Object.keys(have).some((field) => !(field in (desired.spec ?? {})));
+  return current !== undefined && !extra && rendered.every(([field, value]) => deepEqual(have[field], value));
 }
 
 /** Whether the current object carries every annotation the rendered one names (an adopted pool's). */
@@ -131,11 +134,17 @@ export class ClassReconciler {
     }
     const carriersOnly = this.carriersLabelled(name, parameters.ranges);
     const adopted = parameters.adoptedPool ? this.store.poolNamed(parameters.adoptedPool) : undefined;
-    const { pool, advertisement } = renderBackend(ipClass, this.store.metallbNamespace, parameters.addresses, carriersOnly, adopted);
+    const { pool, advertisement } = renderBackend(ipClass, this.store.metallbNamespace, parameters.addresses, carriersOnly, adopted, parameters.advertisement);
+    const kind = advertisement.kind as AdvertisementKind;
     const pairs = [
       [pool, this.store.pool(name)],
-      [advertisement, this.store.advertisement(name)],
+      [advertisement, this.store.advertisement(name, kind)],
     ] as const;
+    // The other kind, rendered before the class switched between L2 and BGP: the pool (and so every
+    // reservation and address in it) stays as it is; only how MetalLB announces it changes.
+    const switchedFrom = ADVERTISEMENT_KINDS.filter((k) => k !== kind)
+      .map((k) => this.store.advertisement(name, k))
+      .filter((a): a is MetallbObject => a !== undefined && ownedByAClass(a));
     // The pool a class takes over is an admin's by design; anything else of its name must be the driver's.
     const squatter = pairs.find(([desired, current]) => current && !(adopted && desired === pool) && !ownedByAClass(current));
     if (squatter) {
@@ -151,14 +160,18 @@ export class ClassReconciler {
           await this.store.apply(desired, current);
         }
       }
+      // Written first, deleted after: the addresses are never left unannounced by both kinds at once.
+      for (const old of switchedFrom) {
+        await this.store.deleteAdvertisement(old);
+      }
     } catch (error) {
       // E.g. MetalLB's CRDs not installed, or a namespace that does not exist.
       this.options.metrics?.backendFailure(name);
       warnAndRethrow(this.events, ipClass, 'BackendFailed', `could not write the MetalLB pool and advertisement ${pool.metadata.name} in ${pool.metadata.namespace}`, error);
     }
     const served = adopted
-      ? `IPAddressPool ${pool.metadata.namespace}/${pool.metadata.name} (taken over) and L2Advertisement ${advertisement.metadata.name} serve ${parameters.addresses.join(', ')}`
-      : `IPAddressPool and L2Advertisement ${pool.metadata.namespace}/${pool.metadata.name} serve ${parameters.addresses.join(', ')}`;
+      ? `IPAddressPool ${pool.metadata.namespace}/${pool.metadata.name} (taken over) and ${kind} ${advertisement.metadata.name} serve ${parameters.addresses.join(', ')}`
+      : `IPAddressPool and ${kind} ${pool.metadata.namespace}/${pool.metadata.name} serve ${parameters.addresses.join(', ')}`;
     const verdict = { reason: BACKEND_REASON.poolWritten, message: served };
     return { verdict, result: carriersOnly ? undefined : { requeueAfterMs: CARRIER_LABEL_RECHECK_MS } };
   }
@@ -330,6 +343,7 @@ export function setupClassController(manager: Manager, store: DriverClusterStore
     // Every pool, the driver's too: whether a class may write its pool depends on every other pool as written.
     .watches(store.pools, (pool) => [...adoptedBy(pool), ...allClasses()], { updates: rendersDiffer })
     .watches(store.advertisements, ownClass, { updates: rendersDiffer })
+    .watches(store.bgpAdvertisements, ownClass, { updates: rendersDiffer })
     // The class's books: recorded addresses coming, going, or changing phase; a burst is one status write.
     .watches(
       store.addresses,

@@ -44,6 +44,8 @@ export class DriverClusterStore implements DriverStore {
   readonly services: Informer<Service>;
   readonly pools: Informer<MetallbObject>;
   readonly advertisements: Informer<MetallbObject>;
+  /** Optional: a cluster whose MetalLB serves no BGPAdvertisement still runs L2 classes. */
+  readonly bgpAdvertisements: Informer<MetallbObject>;
   /** Optional: MetalLB before v0.16 has no ConfigurationState, and the driver must run without it. */
   readonly configurationStateInformer: Informer<MetallbObject>;
   private readonly classApi: ResourceClient<IPAddressClass>;
@@ -54,6 +56,7 @@ export class DriverClusterStore implements DriverStore {
   private readonly deleting = new Map<string, Promise<void>>();
   private readonly poolApi: ResourceClient<MetallbObject>;
   private readonly advertisementApi: ResourceClient<MetallbObject>;
+  private readonly bgpAdvertisementApi: ResourceClient<MetallbObject>;
 
   constructor(
     kubeConfig: k8s.KubeConfig,
@@ -70,6 +73,7 @@ export class DriverClusterStore implements DriverStore {
     this.serviceApi = new ResourceClient(rest, { group: '', version: 'v1', plural: 'services' });
     this.poolApi = metallb('ipaddresspools');
     this.advertisementApi = metallb('l2advertisements');
+    this.bgpAdvertisementApi = metallb('bgpadvertisements');
     const informer = <T extends KubeObject>(api: ResourceClient<T>) => informerOf(api, kubeConfig, log);
     this.classes = informer(this.classApi);
     this.claims = informer(this.claimApi);
@@ -77,6 +81,7 @@ export class DriverClusterStore implements DriverStore {
     this.services = informer(this.serviceApi);
     this.pools = informer(this.poolApi);
     this.advertisements = informer(this.advertisementApi);
+    this.bgpAdvertisements = informer(this.bgpAdvertisementApi);
     this.configurationStateInformer = informer(metallb('configurationstates'));
     this.addresses.addIndex(ADDRESS_BY_CLASS, (a) => [a.spec.className]);
     this.addresses.addIndex(ADDRESS_BY_PHASE, (a) => (a.status?.phase ? [a.status.phase] : []));
@@ -163,8 +168,16 @@ export class DriverClusterStore implements DriverStore {
   poolNamed(name: string) {
     return this.pools.get(`${this.metallbNamespace}/${name}`);
   }
-  advertisement(className: string) {
-    return this.advertisements.get(`${this.metallbNamespace}/${poolName(className)}`);
+  advertisement(className: string, kind: 'L2Advertisement' | 'BGPAdvertisement' = 'L2Advertisement') {
+    return this.advertisementsOf(kind).cache.get(`${this.metallbNamespace}/${poolName(className)}`);
+  }
+  async deleteAdvertisement(object: MetallbObject): Promise<void> {
+    const { cache, api } = this.advertisementsOf(object.kind as 'L2Advertisement' | 'BGPAdvertisement');
+    await ignoreNotFound(api.delete(object.metadata.name!, object.metadata.namespace));
+    cache.assumeDeleted(`${object.metadata.namespace}/${object.metadata.name}`);
+  }
+  private advertisementsOf(kind: 'L2Advertisement' | 'BGPAdvertisement') {
+    return kind === 'BGPAdvertisement' ? { cache: this.bgpAdvertisements, api: this.bgpAdvertisementApi } : { cache: this.advertisements, api: this.advertisementApi };
   }
   /** The existing class a pool or advertisement is named for (whoever owns it), or that took the pool over. */
   classOfBackend(object: MetallbObject): string | undefined {
@@ -186,7 +199,7 @@ export class DriverClusterStore implements DriverStore {
   async apply(object: MetallbObject, current: MetallbObject | undefined): Promise<void> {
     // Assumed into the cache like every other write: the pass that follows (a class enqueued twice,
     // or its advertisement's event) then sees it, instead of creating it again (409 AlreadyExists).
-    const [cache, api] = object.kind === 'IPAddressPool' ? [this.pools, this.poolApi] : [this.advertisements, this.advertisementApi];
+    const { cache, api } = object.kind === 'IPAddressPool' ? { cache: this.pools, api: this.poolApi } : this.advertisementsOf(object.kind as 'L2Advertisement' | 'BGPAdvertisement');
     if (!current) {
       cache.assume(await api.create(object));
       return;

@@ -48,6 +48,7 @@ async function runController(argv: string[]): Promise<void> {
   const store = new DriverClusterStore(kubeConfig, log, rest, args['placeholder-namespace'], args['metallb-namespace']);
   // MetalLB before v0.16 serves no ConfigurationState: the driver runs on without it.
   manager.addInformer(store.configurationStateInformer, { optional: true });
+  manager.addInformer(store.bgpAdvertisements, { optional: true });
   const recorder = (component: string) => new RestEventRecorder(rest, component, log);
   setupClassController(manager, store, recorder('iad-class-controller'), registerDriverMetrics(metrics.registry, store));
   setupDriverClaimController(manager, store, recorder('iad-claim-controller'));

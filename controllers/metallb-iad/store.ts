@@ -4,7 +4,19 @@ import type { IPAddress, IPAddressClaim, IPAddressClass } from '../../api/v1alph
 import type { KubeObject } from '../runtime/kube.js';
 
 export interface MetallbObject extends KubeObject {
-  spec?: { addresses?: string[]; autoAssign?: boolean; avoidBuggyIPs?: boolean; ipAddressPools?: string[]; serviceAllocation?: unknown };
+  spec?: {
+    addresses?: string[];
+    autoAssign?: boolean;
+    avoidBuggyIPs?: boolean;
+    ipAddressPools?: string[];
+    serviceAllocation?: unknown;
+    // A BGPAdvertisement's.
+    aggregationLength?: number;
+    aggregationLengthV6?: number;
+    localPref?: number;
+    communities?: string[];
+    peers?: string[];
+  };
 }
 
 export interface DriverStore {
@@ -42,7 +54,10 @@ export interface DriverStore {
   allPools(): MetallbObject[];
   /** MetalLB's ConfigurationState objects (none where MetalLB predates them). */
   configurationStates(): MetallbObject[];
-  advertisement(className: string): MetallbObject | undefined;
+  /** The class's advertisement of a kind (`iad-<class>`): the one it renders, or the other kind it rendered before a switch. */
+  advertisement(className: string, kind?: 'L2Advertisement' | 'BGPAdvertisement'): MetallbObject | undefined;
+  /** Deletes an advertisement the class no longer renders (its announcement switched between L2 and BGP). */
+  deleteAdvertisement(object: MetallbObject): Promise<void>;
 
   /** Create, or replace on top of `current` (the cached object, whose resourceVersion the write carries). */
   apply(object: MetallbObject, current: MetallbObject | undefined): Promise<void>;

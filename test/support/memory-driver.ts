@@ -217,9 +217,13 @@ export class InMemoryDriverCluster implements DriverStore {
     return p && clone(p);
   }
 
-  advertisement(className: string) {
-    const a = this.pools.get(`L2Advertisement/${poolName(className)}`);
+  advertisement(className: string, kind: 'L2Advertisement' | 'BGPAdvertisement' = 'L2Advertisement') {
+    const a = this.pools.get(`${kind}/${poolName(className)}`);
     return a && clone(a);
+  }
+  async deleteAdvertisement(object: MetallbObject) {
+    this.record(`delete ${object.kind}/${object.metadata.name}`);
+    this.pools.delete(`${object.kind}/${object.metadata.name}`);
   }
 
   allPools() {

@@ -211,6 +211,7 @@ describe('metallb-iad chart', () => {
       { group: 'local.sdn.cozystack.io', resource: 'ipaddressclaims/status', verbs: ['get', 'patch', 'update'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddressclasses/status', verbs: ['get', 'patch', 'update'] },
       { group: 'local.sdn.cozystack.io', resource: 'ipaddresses/status', verbs: ['get', 'patch', 'update'] },
+      { group: 'metallb.io', resource: 'bgpadvertisements', verbs: crud },
       { group: 'metallb.io', resource: 'ipaddresspools', verbs: crud },
       { group: 'metallb.io', resource: 'l2advertisements', verbs: crud },
       { group: 'metallb.io', resource: 'configurationstates', verbs: ['get', 'list', 'watch'] },
