@@ -31,6 +31,7 @@ import { waitFor } from '../ports.js';
 import { LabClient } from './client.js';
 import { readCounters, type Counters } from './counters.js';
 import { cleanLeftovers, ip, labUnavailable, LAB_PREFIX, newRun, removeNamespace } from './netns.js';
+import { LabRouter, ROUTER_PUBLIC, UPLINK } from './router.js';
 import { KubeletHost, KUBELET_NODE } from './kubelet.js';
 import { LabNode } from './nodes.js';
 import { splice } from './splice.js';
@@ -62,6 +63,11 @@ export interface LabOptions {
    * loopback). The platform must have been started with Pod support (PlatformOptions.pods).
    */
   readonly kubelet?: { readonly registry: string };
+  /**
+   * An upstream router (router.ts): BIRD between the client and the nodes, the client's only way
+   * to the public segment, peering with every node's speaker once a BGPPeer names it.
+   */
+  readonly router?: boolean;
 }
 
 export interface Lab {
@@ -70,6 +76,8 @@ export interface Lab {
   readonly client: LabClient;
   /** The worker node's kubelet and containerd, when the lab was started with `kubelet`. */
   readonly kubelet?: KubeletHost;
+  /** The upstream router, when the lab was started with `router`. */
+  readonly router?: LabRouter;
   workload(name: string): Workload;
   /** Checks, inside the client namespace, that the route to `ip` goes over the lab's own link, allows it, and returns its URL. */
   target(ip: string): Promise<string>;
@@ -117,6 +125,7 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
   const bin = dataPathBinaries();
   const relays: Server[] = [];
   let kubelet: KubeletHost | undefined;
+  let router: LabRouter | undefined;
   let client: LabClient | undefined;
   let clientProcess: ReturnType<typeof spawnInteractive> | undefined;
   const workloads = new Map<string, Workload>();
@@ -189,7 +198,18 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
     const clientNs = name('client');
     namespaces.push(clientNs);
     makeNamespace(clientNs);
-    plug(switchNs, 'pub', 'pub-client', clientNs, CLIENT_LINK, CLIENT);
+    if (options.router) {
+      // The client behind the router: the public segment only through it.
+      const routerNs = name('router');
+      namespaces.push(routerNs);
+      makeNamespace(routerNs);
+      plug(switchNs, 'pub', 'pub-router', routerNs, 'pub', ROUTER_PUBLIC);
+      router = new LabRouter(routerNs, dir, logs);
+      router.wireUplink(clientNs, CLIENT_LINK);
+      ip(['-n', clientNs, 'route', 'add', PUBLIC.v4, 'via', UPLINK.router]);
+    } else {
+      plug(switchNs, 'pub', 'pub-client', clientNs, CLIENT_LINK, CLIENT);
+    }
     // The client's only way out is the lab's segment: no default route, whatever else goes wrong.
     for (const family of ['-4', '-6']) {
       const defaults = ip(['-n', clientNs, family, 'route', 'show', 'default']).trim();
@@ -231,6 +251,13 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
       await node.register();
     }
     await Promise.all(nodes.map((n) => n.start()));
+    if (router) {
+      for (const node of nodes) {
+        // More specific than the pod segment's /24 the uplink is carved from: replies go back through the router.
+        ip(['-n', node.ns, 'route', 'add', UPLINK.net, 'via', ROUTER_PUBLIC.v4]);
+      }
+      await router.start(nodes.map((n) => ({ name: n.name, address: n.pub.v4 })));
+    }
     if (options.kubelet && egressSocket) {
       // Its own node, without a speaker: kubelet runs the Pods bound to it, and MetalLB's speakers
       // (processes here, with Pod objects bound to their nodes) stay on the others.
@@ -287,6 +314,7 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
     nodes,
     client: readyClient,
     kubelet,
+    router,
     workload(w) {
       const found = workloads.get(w);
       if (!found) {
