@@ -37,10 +37,14 @@ export async function main(argv: string[]): Promise<number> {
     throw new ToolError(['npm run build failed'], EXIT.INTERNAL);
   }
   const { benchDataPath, reportDataPath } = await import('./bench/datapath.js');
+  const { benchBgpFailover, reportBgp } = await import('./bench/datapath-bgp.js');
   const started = Date.now();
   const run = await benchDataPath(sizes);
+  // The BGP class through the lab's upstream router: as many rounds as the L2 failovers.
+  const bgp = await benchBgpFailover(sizes.failovers);
   const targets = new Targets();
   process.stdout.write(reportDataPath(run, targets));
+  process.stdout.write(reportBgp(bgp, targets));
   process.stdout.write(`bench datapath: ${((Date.now() - started) / 1000).toFixed(0)} s in all\n`);
   return targets.report() === 0 ? EXIT.OK : EXIT.CHECK_FAILED;
 }

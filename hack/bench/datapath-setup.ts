@@ -35,11 +35,12 @@ export async function dataPathUnavailable(): Promise<string | undefined> {
   // Loaded here, not at the top: they pull in the synth tree, which --help does not need.
   const { binaries, dataPathBinaries } = await import('../../test/e2e/support/binaries.js');
   const { labUnavailable } = await import('../../test/e2e/support/lab/netns.js');
+  const { routerUnavailable } = await import('../../test/e2e/support/lab/router.js');
   try {
     binaries();
     dataPathBinaries();
   } catch (error) {
     return `the e2e binaries are not built (${(error as Error).message.replace(/: run bash hack\/e2e\/build-binaries\.sh$/, '')}): run bash hack/e2e/build-binaries.sh first, or set $E2E_BIN`;
   }
-  return labUnavailable();
+  return labUnavailable() ?? routerUnavailable();
 }

@@ -115,14 +115,7 @@ export async function benchDataPath(sizes: DataPathSizes): Promise<DataPathRun> 
       );
     }
 
-    const carrier = async () => {
-      const answer = await lab!.client.probe(url, 2_000);
-      const node = answer.ok ? lab!.nodeByPeer(answer.peer) : undefined;
-      if (!node) {
-        throw new Error(`no lab node carries ${url}: ${JSON.stringify(answer)}`);
-      }
-      return node;
-    };
+    const carrier = () => lab!.carrier(url);
     const steadyAgain = () => waitFor('steady answers', async () => (await lab!.client.stream(url, steady, { intervalMs: 50, count: 20, timeoutMs: 500 }).result).failed === 0, 60_000);
     const speakerKills: FaultStream[] = [];
     const nodeCuts: FaultStream[] = [];

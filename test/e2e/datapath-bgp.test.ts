@@ -17,7 +17,7 @@ import type { StreamResult } from './support/lab/agents/client-protocol.js';
 import { labUnavailable, startLab, type Lab } from './support/lab/lab.js';
 import { inNetns } from './support/lab/netns.js';
 import { attach, describeStream, underStream } from './support/lab/measure.js';
-import { HOLD_TIME_S, ROUTER_ASN, ROUTER_PUBLIC, routerUnavailable, SPEAKER_ASN } from './support/lab/router.js';
+import { HOLD_TIME_S, ROUTER_PUBLIC, routerPeer, routerUnavailable } from './support/lab/router.js';
 import { createClaim, createClass, crd, expectAccounted, METALLB_NAMESPACE, startPlatform, type Cr, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
 import { recordFault, recordScenario } from './support/summary.js';
@@ -48,14 +48,7 @@ const setAdvertisement = (advertisement: unknown) =>
 const router = () => lab.router!;
 const gap = (r: StreamResult) => `${r.failed} of ${r.sent} requests failed, longest gap ${r.longestGapMs} ms`;
 /** The node whose path the router sends the client's requests over (its equal paths hash by address, so one node carries them). */
-async function carrier(url: string) {
-  const answer = await lab.client.probe(url, 2_000);
-  const node = answer.ok ? lab.nodeByPeer(answer.peer) : undefined;
-  if (!node) {
-    throw new Error(`no lab node carries ${url}: ${JSON.stringify(answer)}`);
-  }
-  return node;
-}
+const carrier = (url: string) => lab.carrier(url);
 
 describe.skipIf(unavailable)('a class announced by BGP, through an upstream router', () => {
   let ip = '';
@@ -82,18 +75,7 @@ describe.skipIf(unavailable)('a class announced by BGP, through an upstream rout
   });
 
   it('the speakers peer with the router once the admin’s BGPPeer names it', async () => {
-    await platform.admin.custom.createNamespacedCustomObject({
-      group: 'metallb.io',
-      version: 'v1beta2',
-      namespace: METALLB_NAMESPACE,
-      plural: 'bgppeers',
-      body: {
-        apiVersion: 'metallb.io/v1beta2',
-        kind: 'BGPPeer',
-        metadata: { name: 'upstream', namespace: METALLB_NAMESPACE },
-        spec: { myASN: SPEAKER_ASN, peerASN: ROUTER_ASN, peerAddress: ROUTER_PUBLIC.v4, peerPort: 179, holdTime: `${HOLD_TIME_S}s` }, // native mode refuses keepaliveTime (holdTime/3)
-      },
-    });
+    await platform.admin.custom.createNamespacedCustomObject({ group: 'metallb.io', version: 'v1beta2', namespace: METALLB_NAMESPACE, plural: 'bgppeers', body: routerPeer(METALLB_NAMESPACE) });
     const run = (ns: string, script: string) => {
       try {
         return inNetns(ns, 'bash', ['-c', script]);

@@ -96,15 +96,7 @@ async function expectOnly(url: string, workload: string, count = 40): Promise<St
 
 /** The node that carries requests to `url` now (the announcing speaker's). */
 async function carrierOf(url: string): Promise<string> {
-  const answer = await lab.client.probe(url, 2_000);
-  if (!answer.ok) {
-    throw new Error(`no answer on ${url}: ${answer.error}`);
-  }
-  const node = lab.nodeByPeer(answer.peer);
-  if (!node) {
-    throw new Error(`${url} answered through ${answer.peer}, which is no lab node`);
-  }
-  return node.name;
+  return (await lab.carrier(url)).name;
 }
 
 describe.skipIf(unavailable)('the data path', () => {

@@ -99,6 +99,8 @@ export interface Lab {
   neighbour(ip: string): string | undefined;
   /** The node whose pod-segment address is `peer` (who carried a request). */
   nodeByPeer(peer: string): LabNode | undefined;
+  /** The node a request to `url` goes through now (the workload sees it as the peer); throws when none answers. */
+  carrier(url: string): Promise<LabNode>;
   /** The kernel's loss-and-retry counters in every lab namespace (counters.ts). */
   counters(): Counters;
   /** The last lines of every lab process's log, for a failure message. */
@@ -368,6 +370,14 @@ export async function startLab(platform: Platform, options: LabOptions): Promise
     },
     nodeByPeer(peer) {
       return nodes.find((n) => n.pod.v4 === peer || n.pod.v6 === peer);
+    },
+    async carrier(url) {
+      const answer = await readyClient.probe(url, 2_000);
+      const node = answer.ok ? lab.nodeByPeer(answer.peer) : undefined;
+      if (!node) {
+        throw new Error(answer.ok ? `${url} answered through ${answer.peer}, which is no lab node` : `no answer on ${url}: ${answer.error}`);
+      }
+      return node;
     },
     counters() {
       const read = readCounters(namespaces);

@@ -30,6 +30,20 @@ export const UPLINK = { net: '198.51.100.224/28', router: '198.51.100.225', clie
 /** BIRD's hold and keepalive (s): the shortest MetalLB accepts, so a cut node's routes go within seconds. */
 export const HOLD_TIME_S = 3;
 
+/**
+ * The admin's BGPPeer naming the router. holdTime only: native mode refuses keepaliveTime (a
+ * third of the hold time); peerPort written out, since the lab's apiserver stores it without the
+ * CRD's default and the speaker would dial port 0.
+ */
+export function routerPeer(namespace: string) {
+  return {
+    apiVersion: 'metallb.io/v1beta2',
+    kind: 'BGPPeer',
+    metadata: { name: 'upstream', namespace },
+    spec: { myASN: SPEAKER_ASN, peerASN: ROUTER_ASN, peerAddress: ROUTER_PUBLIC.v4, peerPort: 179, holdTime: `${HOLD_TIME_S}s` },
+  };
+}
+
 const BIRD = process.env.BIRD ?? '/usr/sbin/bird';
 const BIRDC = process.env.BIRDC ?? '/usr/sbin/birdc';
 
