@@ -7,7 +7,8 @@
  * a read-modify-write update) and replaced without the driver's keys, a class
  * with a loadBalancerClass served by a second MetalLB started with --lb-class
  * and Services of a matching or mismatching loadBalancerClass (switched by
- * delete and create: the field is immutable), the admin pinning Services by
+ * delete and create: the field is immutable), classes switched between L2 and
+ * BGP announcement (their pools and addresses must not move), the admin pinning Services by
  * hand, the admin's mistakes (classes whose own ranges overlap, apart from
  * the world's classes or inside one; duplicate IPAddresses of recorded IPs,
  * some spelled ::ffff:a.b.c.d; spec edits of claims the apiserver must

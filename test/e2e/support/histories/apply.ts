@@ -257,6 +257,9 @@ async function run(target: Target, op: Operation): Promise<string> {
     }
     case 'editClaim':
       return editClaim(platform, op);
+    case 'announce':
+      await announce(platform, op.className, op.by);
+      return 'ok';
     case 'kill':
       return `ok: ${await controllers.kill(op.victim)}`;
     case 'restartApiserver':
@@ -355,4 +358,16 @@ function parseStatus(body: unknown): { reason?: string; message?: string } {
   } catch {
     return { message: String(body).slice(0, 200) };
   }
+}
+
+/**
+ * How a class is announced: a merge patch of its parameters.advertisement (gone for L2, the
+ * default), so the driver's status writes never race it. No BGPPeer exists in the world: MetalLB
+ * takes a BGPAdvertisement without peers and announces to nobody, which the ledger does not see.
+ */
+export async function announce(platform: Platform, className: string, by: 'L2' | 'BGP'): Promise<void> {
+  await platform.admin.custom.patchClusterCustomObject(
+    { ...crd('ipaddressclasses'), name: className, body: { spec: { parameters: { advertisement: by === 'BGP' ? { type: 'BGP' } : null } } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
 }

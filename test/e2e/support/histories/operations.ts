@@ -85,6 +85,8 @@ export type Operation =
   | { readonly kind: 'duplicateAddress'; readonly name: string; readonly pick: number; readonly mapped: boolean }
   /** An admin's mistake: a spec edit of a claim the apiserver must refuse (the value is `pick`-th of those it may not take). */
   | { readonly kind: 'editClaim'; readonly namespace: string; readonly name: string; readonly field: ClaimField; readonly pick: number }
+  /** The admin switches a class of the world between L2 and BGP (its pool, and every address in it, stay). */
+  | { readonly kind: 'announce'; readonly className: string; readonly by: 'L2' | 'BGP' }
   | { readonly kind: 'kill'; readonly victim: Victim }
   | { readonly kind: 'restartApiserver' };
 
@@ -142,6 +144,8 @@ export function describeOperation(op: Operation): string {
       return `admin creates IPAddress ${op.name}, a duplicate of recorded address #${op.pick}${op.mapped ? ' (an IPv4 one spelled ::ffff:a.b.c.d)' : ''}`;
     case 'editClaim':
       return `admin edits spec.${op.field} of claim ${op.namespace}/${op.name} (must be refused)`;
+    case 'announce':
+      return `admin announces class ${op.className} by ${op.by}`;
     case 'kill':
       return `kill -9 the ${op.victim}, then start it again`;
     case 'restartApiserver':
@@ -155,6 +159,8 @@ export class Model {
   readonly services = new Map<string, { claim?: string; type: 'LoadBalancer' | 'ClusterIP'; stack: Stack; lbClass?: string }>();
   readonly adminPins = new Set<string>();
   readonly badClasses = new Set<string>();
+  /** How each class of the world is announced (L2 unless the history switched it). */
+  readonly announced = new Map<string, 'L2' | 'BGP'>();
   private pins = 0;
   private twins = 0;
 
@@ -230,6 +236,9 @@ export class Model {
       case 'deleteBadClass':
         this.badClasses.delete(op.name);
         break;
+      case 'announce':
+        this.announced.set(op.className, op.by);
+        break;
       default:
         break; // faults, recycling, duplicates and refused edits change nothing the generator draws from
     }
@@ -276,6 +285,8 @@ export const WEIGHTS = {
   recreateService: 2,
   /** A second Service naming a claim another Service names already. */
   twinService: 3,
+  /** A class switched between L2 and BGP. */
+  announce: 1.5,
 } as const;
 
 export interface GeneratorOptions {
@@ -391,6 +402,7 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
     ['setStack', services.length ? w.setStack : 0],
     ['recreateService', services.length ? w.recreateService : 0],
     ['twinService', annotated.some((s) => model.claims.has(key(split(s)[0], model.services.get(s)!.claim!))) ? w.twinService : 0],
+    ['announce', w.announce],
   ] as const);
   switch (kind) {
     case 'createClaim': {
@@ -412,6 +424,10 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
         return { kind: 'createService', namespace, name, stack: rng.pick(['v4', 'v6', 'dual'] as const), wrongFamily: false, ...(lbClass ? { lbClass } : {}) };
       }
       return serviceNaming(rng, model, namespace, name, someClaim(rng, model, namespace));
+    }
+    case 'announce': {
+      const className = rng.pick(CLASSES).name;
+      return { kind: 'announce', className, by: model.announced.get(className) === 'BGP' ? 'L2' : 'BGP' };
     }
     case 'twinService': {
       // A claim some Service of the model names already: the oldest admitted of the two carries it.

@@ -9,6 +9,7 @@ import { crd, PLACEHOLDERS, type Cr, type Platform } from '../platform.js';
 import { GROUP, VERSION } from '../kube.js';
 import { ADMIN_NAMESPACE, CLASSES, TENANTS } from './world.js';
 import { seconds, sleep } from './time.js';
+import { announce } from './apply.js';
 
 const USER_NAMESPACES = [...TENANTS, ADMIN_NAMESPACE];
 
@@ -32,6 +33,10 @@ const ignoreGone = (call: Promise<unknown>) => call.catch(() => undefined);
 /** Deletes everything a history made; returns what had to be removed by force (empty when all went by itself). */
 export async function resetWorld(platform: Platform, waitMs: number): Promise<string[]> {
   const { admin } = platform;
+  // Every class of the world announced by L2 again: the next seed's generator starts from that.
+  for (const c of CLASSES) {
+    await announce(platform, c.name, 'L2');
+  }
   let left = await leftovers(platform);
   for (const s of left.services) {
     const [namespace, name] = s.split('/') as [string, string];
