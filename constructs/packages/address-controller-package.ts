@@ -10,10 +10,10 @@ import { CORE_ALERTS } from '../monitoring/alert-rules.js';
 import { addPackageMonitoring } from '../monitoring/package-monitoring.js';
 import { monitoringSuites } from '../monitoring/unit-tests.js';
 import { INSTALL } from './sources.js';
-import { ClassAccessPolicy } from './class-access-policy.js';
+import { CLASS_ACCESS_POLICY_NAME, ClassAccessPolicy } from './class-access-policy.js';
 import { CLASS_READER_ROLE, CLASS_READERS_GROUP, ClassReaderRole, ClassReaders, TenantAccessRoles } from './tenant-roles.js';
 import { COZYSTACK_TRUSTED_GROUPS, trustedCallersSchema } from './trusted-callers.js';
-import { operatorInstallSuite, tenantRoleSuite, VAP_API } from './unit-tests.js';
+import { classAccessSuites, operatorInstallSuite, tenantRoleSuite, VAP_API } from './unit-tests.js';
 import { Capabilities, valuesOf } from '../helm/expr.js';
 import { vendoredChartValues, WrapperChart } from './wrapper-chart.js';
 
@@ -72,6 +72,7 @@ export class AddressControllerPackage extends WrapperChart<typeof addressControl
     });
     const release = { name: INSTALL.addressController.releaseName, namespace: INSTALL.addressController.namespace };
     this.addUnitTests('tenant-clusterroles_test.yaml', [tenantRoleSuite(release)]);
+    this.addUnitTests('class-access_test.yaml', classAccessSuites(release, CLASS_ACCESS_POLICY_NAME, CLASS_READER_ROLE));
     this.addUnitTests('address-controller_test.yaml', [operatorInstallSuite(ADDRESS_CONTROLLER, values[ADDRESS_CONTROLLER], release, [])]);
     addPackageMonitoring(this, { controller: ADDRESS_CONTROLLER, alerts: CORE_ALERTS });
     this.addUnitTests('monitoring_test.yaml', monitoringSuites(ADDRESS_CONTROLLER, CORE_ALERTS, release));

@@ -50,6 +50,14 @@ export const TENANT_ROLES: readonly TenantRole[] = [
 
 export const TENANT_AGGREGATION_PREFIX = 'rbac.cozystack.io';
 
+/** A tenant role's rules: its verbs on claims, and for the view role `get` on the tenant's own namespace. */
+export function tenantRoleRules(role: TenantRole) {
+  return [
+    { apiGroups: [GROUP], resources: ['ipaddressclaims'], verbs: [...role.verbs] },
+    ...(role.aggregateTo === 'aggregate-to-tenant-view' ? [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }] : []),
+  ];
+}
+
 export class TenantAccessRoles extends Construct {
   constructor(scope: Construct, id: string) {
     super(scope, id);
@@ -60,10 +68,7 @@ export class TenantAccessRoles extends Construct {
           labels: { [`${TENANT_AGGREGATION_PREFIX}/${role.aggregateTo}`]: 'true' },
           annotations: { 'cozystack.io/description': role.comment },
         },
-        rules: [
-          { apiGroups: [GROUP], resources: ['ipaddressclaims'], verbs: [...role.verbs] },
-          ...(role.aggregateTo === 'aggregate-to-tenant-view' ? [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }] : []),
-        ],
+        rules: tenantRoleRules(role),
       });
     }
   }

@@ -4,9 +4,8 @@
  * written from the same constants the templates are, with the values the package
  * was synthesized with, so an override moves the expectation with the output.
  */
-import { GROUP } from '../../api/v1alpha1/group.js';
 import { FENCE_VALIDATIONS, FENCED_RESOURCES, POLICY_NAME, TENANT_NAMESPACE_CONDITION } from './metallb-address-policy.js';
-import { TENANT_AGGREGATION_PREFIX, TENANT_ROLES } from './tenant-roles.js';
+import { TENANT_AGGREGATION_PREFIX, TENANT_ROLES, tenantRoleRules } from './tenant-roles.js';
 import type { UnitTestSuite } from './unit-test-suite.js';
 
 export interface Release {
@@ -46,13 +45,13 @@ export function tenantRoleSuite(release: Release): UnitTestSuite {
     tests: [
       { it: 'renders one ClusterRole per cozy:tenant role it feeds', asserts: [{ hasDocuments: { count: TENANT_ROLES.length } }] },
       ...TENANT_ROLES.map((role) => ({
-        it: `${role.name} carries only the ${role.aggregateTo} label and grants ${role.verbs.join(', ')} on ipaddressclaims`,
+        it: `${role.name} carries only the ${role.aggregateTo} label and grants ${role.verbs.join(', ')} on ipaddressclaims${tenantRoleRules(role).length > 1 ? ', and get on its own namespace' : ''}`,
         documentSelector: { path: 'metadata.name', value: role.name },
         asserts: [
           { isKind: { of: 'ClusterRole' } },
           { equal: { path: 'metadata.labels', value: { [`${TENANT_AGGREGATION_PREFIX}/${role.aggregateTo}`]: 'true' } } },
-          // Cluster-scoped IPAddress and IPAddressClass never reach a tenant.
-          { equal: { path: 'rules', value: [{ apiGroups: [GROUP], resources: ['ipaddressclaims'], verbs: [...role.verbs] }] } },
+          // Cluster-scoped IPAddress and IPAddressClass never reach a tenant through these roles.
+          { equal: { path: 'rules', value: tenantRoleRules(role) } },
         ],
       })),
     ],
@@ -422,4 +421,66 @@ export function adoptionJobSuite(release: Release, expected: AdoptionExpectation
       },
     ],
   };
+}
+
+/**
+ * Who may draw from which class (constructs/packages/class-access-policy.ts, docs/access.md):
+ * the policy only where ValidatingAdmissionPolicy is served, bound with every class as its
+ * parameter; the class readers' binding on by default, off through values.
+ */
+export function classAccessSuites(release: Release, policyName: string, readerRole: string): UnitTestSuite[] {
+  return [
+    {
+      suite: 'the class-access policy takes every class as its parameter, where ValidatingAdmissionPolicy is served',
+      templates: ['templates/class-access-policy.yaml'],
+      release,
+      set: OPERATOR_VALUES,
+      capabilities: { apiVersions: [VAP_API] },
+      tests: [
+        { it: 'renders the policy and its binding', asserts: [{ hasDocuments: { count: 2 } }] },
+        {
+          it: 'the policy reads IPAddressClass parameters and judges claims on create and update',
+          documentSelector: { path: 'kind', value: 'ValidatingAdmissionPolicy' },
+          asserts: [
+            { equal: { path: 'metadata.name', value: policyName } },
+            { equal: { path: 'spec.paramKind', value: { apiVersion: 'local.sdn.cozystack.io/v1alpha1', kind: 'IPAddressClass' } } },
+            { equal: { path: 'spec.matchConstraints.resourceRules[0].resources', value: ['ipaddressclaims'] } },
+          ],
+        },
+        {
+          it: 'the binding denies, with every class selected and a missing one admitted',
+          documentSelector: { path: 'kind', value: 'ValidatingAdmissionPolicyBinding' },
+          asserts: [
+            { equal: { path: 'spec.paramRef', value: { selector: {}, parameterNotFoundAction: 'Allow' } } },
+            { equal: { path: 'spec.validationActions', value: ['Deny'] } },
+          ],
+        },
+      ],
+    },
+    {
+      suite: 'the class-access policy is not rendered where ValidatingAdmissionPolicy is not served',
+      templates: ['templates/class-access-policy.yaml'],
+      release,
+      set: OPERATOR_VALUES,
+      capabilities: { apiVersions: [] },
+      tests: [{ it: 'renders nothing', asserts: [{ hasDocuments: { count: 0 } }] }],
+    },
+    {
+      suite: 'every authenticated user reads classes, unless values say otherwise',
+      templates: ['templates/class-reader-binding.yaml'],
+      release,
+      set: OPERATOR_VALUES,
+      tests: [
+        {
+          it: `binds ${readerRole} to system:authenticated by default`,
+          asserts: [
+            { hasDocuments: { count: 1 } },
+            { equal: { path: 'roleRef.name', value: readerRole } },
+            { equal: { path: 'subjects', value: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'system:authenticated' }] } },
+          ],
+        },
+        { it: 'renders nothing with classAccess.tenantsReadClasses=false', set: { 'classAccess.tenantsReadClasses': false }, asserts: [{ hasDocuments: { count: 0 } }] },
+      ],
+    },
+  ];
 }
