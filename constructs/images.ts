@@ -42,7 +42,7 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:cb181f35a77af0e56e5d2aa3a856f7576da547e871e52490a13eb997bd76bda5',
+    digest: 'sha256:1f92dafb9408c3c9a4405c500d6847b2774f12bb3a7a4554813950bedae5cda6',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,

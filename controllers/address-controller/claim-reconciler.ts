@@ -150,7 +150,7 @@ export class ClaimReconciler {
       holdsPlace: holds(claim) || holdsAddresses,
       placesHeld,
     });
-    // A refused claim that holds no address gives its place up (a deleting one too, in reconcile above).
+    // A refused claim that holds no address gives its place up; a deleting one keeps it until it is gone.
     this.places.set(keyOf(claim), { uid: claim.metadata.uid!, holds: holdsAddresses || access.granted });
     return access;
   }
