@@ -121,6 +121,28 @@ describe('generated CRD schemas reject invalid objects', () => {
   });
 });
 
+describe('who may draw from a class (docs/access.md)', () => {
+  it('takes a label selector and a per-namespace limit, and may change both', () => {
+    const restricted = withSpec(publicClass, {
+      namespaceSelector: { matchLabels: { tier: 'premium' }, matchExpressions: [{ key: 'region', operator: 'In', values: ['eu'] }, { key: 'legacy', operator: 'DoesNotExist' }] },
+      maxClaimsPerNamespace: 2,
+    });
+    expect(validateClass(restricted).errors).toEqual([]);
+    expect(validateClass(withSpec(publicClass, { maxClaimsPerNamespace: 0 }), restricted).errors).toEqual([]);
+  });
+
+  it.each([
+    [{ namespaceSelector: { matchExpressions: [{ key: 'tier', operator: 'In' }] } }, 'values must be non-empty for In and NotIn'],
+    [{ namespaceSelector: { matchExpressions: [{ key: 'tier', operator: 'Exists', values: ['x'] }] } }, 'values must be non-empty for In and NotIn, and empty for Exists and DoesNotExist'],
+    [{ namespaceSelector: { matchExpressions: [{ key: 'tier', operator: 'Like', values: ['x'] }] } }, 'operator'],
+    [{ namespaceSelector: { matchLabels: { tier: 1 } } }, 'matchLabels'],
+    [{ maxClaimsPerNamespace: -1 }, 'maxClaimsPerNamespace'],
+  ])('refuses %j', (spec, message) => {
+    const errors = validateClass(withSpec(publicClass, spec)).errors;
+    expect(errors.some((e) => e.includes(message)), errors.join('\n')).toBe(true);
+  });
+});
+
 describe('transition rules (self == oldSelf)', () => {
   it('spec.provisioner is immutable', () => {
     expect(validateClass(withSpec(publicClass, { provisioner: 'other' }), publicClass).errors).toEqual([
