@@ -134,7 +134,7 @@ export class LabRouter {
       .filter(Boolean);
   }
 
-  /** What the router listens on and its addresses, for a failure's message. */
+  /** What the router listens on, its addresses and the resets it sent, for a failure's message. */
   describe(): string {
     const run = (command: string, args: string[]) => {
       try {
@@ -143,7 +143,8 @@ export class LabRouter {
         return (error as Error).message;
       }
     };
-    return `listening: ${run('ss', ['-ltn'])}\naddresses: ${run('ip', ['-4', '-brief', 'addr'])}`;
+    // Resets sent while BIRD listens mean the speakers dial another address or port.
+    return `listening: ${run('ss', ['-ltn'])}\naddresses: ${run('ip', ['-4', '-brief', 'addr'])}\nresets sent: ${run('nstat', ['-az', 'TcpOutRsts'])}`;
   }
 
   log(lines: number): string {
