@@ -151,7 +151,29 @@ async function expectPhase(what: string, read: () => Promise<Cr>, phase: string,
   return last!;
 }
 
-const claimBound = (name: string, namespace = NS, timeoutMs = WAIT_MS) => expectPhase(`claim ${namespace}/${name}`, () => getClaim(name, namespace), 'Bound', timeoutMs);
+/** Waits until the claim is Bound; on a timeout, says where its provisioning stands (placeholders, MetalLB's and the driver's words). */
+async function claimBound(name: string, namespace = NS, timeoutMs = WAIT_MS): Promise<Cr> {
+  try {
+    return await expectPhase(`claim ${namespace}/${name}`, () => getClaim(name, namespace), 'Bound', timeoutMs);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${await provisioningState(name, namespace)}`);
+  }
+}
+
+/** A waiting claim's provisioning, for a failure's message: its allocation placeholders with their IPs and Events, its own Events, the driver's lines on it. */
+async function provisioningState(claim: string, namespace: string): Promise<string> {
+  const events = async (ns: string, object: string) =>
+    (await admin().core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${object}` })).items.map((e) => `${e.reason}: ${e.message}`).slice(-5);
+  const lines: string[] = [];
+  for (const placeholder of await allocationsOf(claim, namespace)) {
+    const ingress = (await admin().core.readNamespacedService({ name: placeholder, namespace: PLACEHOLDERS })).status?.loadBalancer?.ingress?.map((i) => i.ip) ?? [];
+    lines.push(`placeholder ${placeholder}: ingress ${ingress.join(',') || 'none'}; events ${JSON.stringify(await events(PLACEHOLDERS, placeholder))}`);
+  }
+  lines.push(`claim events ${JSON.stringify(await events(namespace, claim))}`);
+  const driver = (controllers.driver?.process.tail(2_000) ?? '').split('\n').filter((l) => l.includes(claim)).slice(-8);
+  lines.push(`driver: ${driver.join('\n  ') || 'nothing on it'}`);
+  return lines.join('\n');
+}
 
 /** Waits for an Event on the object (cluster-scoped objects have theirs in `default`). */
 async function expectEvent(namespace: string, name: string, reason: string, type: 'Warning' | 'Normal' = 'Warning', text?: string): Promise<void> {
