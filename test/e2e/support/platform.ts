@@ -96,46 +96,54 @@ export async function startPlatform(
     ],
   });
   const admin = apis(cluster.client(ADMIN));
-  for (const name of ['cozy-address-controller', 'cozy-metallb-iad', 'cozy-metallb', 'tenant-a', 'tenant-b']) {
-    await admin.core.createNamespace({ body: { metadata: { name } } });
-  }
-  for (const file of readdirSync(bin.metallbCrds).sort()) {
-    for (const doc of parseAllDocuments(readFileSync(join(bin.metallbCrds, file), 'utf8'))) {
-      const object = doc.toJS();
-      if (object) {
-        await admin.objects.create(object);
+  // What follows the cluster's start: a failure here stops the cluster too (no test's afterAll
+  // can, having no platform), or its etcd and apiserver outlive the run.
+  let metallb: Started;
+  try {
+    for (const name of ['cozy-address-controller', 'cozy-metallb-iad', 'cozy-metallb', 'tenant-a', 'tenant-b']) {
+      await admin.core.createNamespace({ body: { metadata: { name } } });
+    }
+    for (const file of readdirSync(bin.metallbCrds).sort()) {
+      for (const doc of parseAllDocuments(readFileSync(join(bin.metallbCrds, file), 'utf8'))) {
+        const object = doc.toJS();
+        if (object) {
+          await admin.objects.create(object);
+        }
       }
     }
-  }
-  for (const [release, namespace] of [['address-controller', 'cozy-address-controller'], ['metallb-iad', 'cozy-metallb-iad']] as const) {
-    await replicateCozystackValues(admin.core, namespace);
-    await installAsOperator(admin.core, cluster.kubeconfig(), {
-      release,
-      namespace,
-      chartDir: packageChartDir(release),
-      values: options.values?.[release],
+    for (const [release, namespace] of [['address-controller', 'cozy-address-controller'], ['metallb-iad', 'cozy-metallb-iad']] as const) {
+      await replicateCozystackValues(admin.core, namespace);
+      await installAsOperator(admin.core, cluster.kubeconfig(), {
+        release,
+        namespace,
+        chartDir: packageChartDir(release),
+        values: options.values?.[release],
+      });
+    }
+    if (options.pods) {
+      // ServiceAccount admission needs the namespace's `default` ServiceAccount for the Pod below.
+      await waitFor('the default ServiceAccount of cozy-metallb', async () => (await admin.core.listNamespacedServiceAccount({ namespace: 'cozy-metallb' })).items.some((sa) => sa.metadata?.name === 'default'));
+    }
+    // MetalLB >= v0.16 reads its own Pod at startup (owner of its ConfigurationState);
+    // a Pod object that never runs stands in for it (bound to no real node, so no kubelet tries).
+    await admin.core.createNamespacedPod({
+      namespace: 'cozy-metallb',
+      body: { metadata: { name: METALLB_POD }, spec: { nodeName: STAND_IN_NODE, containers: [{ name: 'controller', image: 'quay.io/metallb/controller:v0.16.1' }] } },
     });
+    metallb = start('metallb-controller', bin.metallbController, [
+      `--kubeconfig=${cluster.kubeconfig()}`,
+      '--namespace=cozy-metallb',
+      `--pod-name=${METALLB_POD}`,
+      '--webhook-mode=disabled',
+      `--port=${await freePort()}`,
+      // Its health probe defaults to :17472 on every interface: a second platform beside this one
+      // (a soak next to the suite) would fail to bind it.
+      `--health-probe-port=${await freePort()}`,
+    ], cluster.dir);
+  } catch (error) {
+    await cluster.stop();
+    throw error;
   }
-  if (options.pods) {
-    // ServiceAccount admission needs the namespace's `default` ServiceAccount for the Pod below.
-    await waitFor('the default ServiceAccount of cozy-metallb', async () => (await admin.core.listNamespacedServiceAccount({ namespace: 'cozy-metallb' })).items.some((sa) => sa.metadata?.name === 'default'));
-  }
-  // MetalLB >= v0.16 reads its own Pod at startup (owner of its ConfigurationState);
-  // a Pod object that never runs stands in for it (bound to no real node, so no kubelet tries).
-  await admin.core.createNamespacedPod({
-    namespace: 'cozy-metallb',
-    body: { metadata: { name: METALLB_POD }, spec: { nodeName: STAND_IN_NODE, containers: [{ name: 'controller', image: 'quay.io/metallb/controller:v0.16.1' }] } },
-  });
-  const metallb = start('metallb-controller', bin.metallbController, [
-    `--kubeconfig=${cluster.kubeconfig()}`,
-    '--namespace=cozy-metallb',
-    `--pod-name=${METALLB_POD}`,
-    '--webhook-mode=disabled',
-    `--port=${await freePort()}`,
-    // Its health probe defaults to :17472 on every interface: a second platform beside this one
-    // (a soak next to the suite) would fail to bind it.
-    `--health-probe-port=${await freePort()}`,
-  ], cluster.dir);
   const controllers: ControllerProcess[] = [];
   const metallbs: Started[] = [];
   const election = (namespace: string, on: boolean) => (on ? ['--leader-elect', `--leader-election-namespace=${namespace}`] : []);
