@@ -19,7 +19,7 @@ import { blocksOf } from '../../constructs/website/markdown.js';
 import { GUIDE_PAGES } from '../../constructs/website/website.js';
 import { GUIDE_PUBLIC_CLASS, GUIDE_TENANT_NAMESPACE } from '../../constructs/website/guides.js';
 import { synthesizedArtifact } from '../support/synth.js';
-import { KUBECTL } from './support/deputies/tools.js';
+import { KUBECTL, removeToolState } from './support/deputies/tools.js';
 import { crd, startPlatform, type Cr, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
 import { recordScenario } from './support/summary.js';
@@ -92,6 +92,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await platform?.stop();
   if (work) rmSync(work, { recursive: true, force: true });
+  removeToolState(); // the kubectl cache the tools module made when it was imported
 });
 
 describe('the website’s guides run as written', () => {
