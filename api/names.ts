@@ -14,7 +14,9 @@ export const DNS_LABEL_MAX = 63;
 export const DNS_SUBDOMAIN_MAX = 253;
 
 const label = new RegExp(DNS_LABEL_PATTERN);
+const subdomain = new RegExp(DNS_SUBDOMAIN_PATTERN);
 const label1035 = new RegExp(DNS_1035_LABEL_PATTERN);
 
 export const isDnsLabel = (name: string) => name.length <= DNS_LABEL_MAX && label.test(name);
+export const isDnsSubdomain = (name: string) => name.length <= DNS_SUBDOMAIN_MAX && subdomain.test(name);
 export const isServiceName = (name: string) => name.length <= DNS_LABEL_MAX && label1035.test(name);

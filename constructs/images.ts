@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:1f92dafb9408c3c9a4405c500d6847b2774f12bb3a7a4554813950bedae5cda6',
+    digest: 'sha256:bb5d8bf632b611ebbee49a29f8b813aad13b60c1866abc39986d118efbe50ce0',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:bcbb5784a2ceabe6110cb76841dde5c8adfda213af1df551cadec6aed3d1b1d8',
+    digest: 'sha256:57e5f34f738f2431983b767f96c5a0cee0d4dfaa1552cfcd483eb9c4b52849c6',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -16,7 +16,8 @@ import { MetallbClassPolicy } from './metallb-class-policy.js';
 import { INSTALL } from './sources.js';
 import { adoptionJobSuite, fenceAllowlistSuite, fenceGateSuite, fenceNotesSuites, fenceRequiredSuite, fenceSuite, operatorInstallSuite, VAP_API } from './unit-tests.js';
 import { vendoredChartValues, WrapperChart } from './wrapper-chart.js';
-import { COZYSTACK_TRUSTED_GROUPS, NAME, trustedCallersSchema } from './trusted-callers.js';
+import { COZYSTACK_TRUSTED_GROUPS, trustedCallersSchema } from './trusted-callers.js';
+import { DNS_LABEL_MAX, DNS_LABEL_PATTERN } from '../../api/names.js';
 
 /** Cozystack runs MetalLB in cozy-metallb, not upstream's metallb-system. */
 export const COZY_METALLB_NAMESPACE = 'cozy-metallb';
@@ -28,10 +29,10 @@ export const metallbIadPackageValuesSchema = Type.Object(
       {
         driverServiceAccount: Type.Object(
           {
-            namespace: Type.Union([Type.Literal(''), Type.String({ pattern: NAME, maxLength: 63 })], {
+            namespace: Type.Union([Type.Literal(''), Type.String({ pattern: DNS_LABEL_PATTERN, maxLength: DNS_LABEL_MAX })], {
               description: 'Namespace of the driver ServiceAccount; empty means the release namespace.',
             }),
-            name: Type.String({ pattern: NAME, maxLength: 253, description: 'Name of the driver ServiceAccount.' }),
+            name: Type.String({ pattern: DNS_LABEL_PATTERN, maxLength: 253, description: 'Name of the driver ServiceAccount.' }),
           },
           { additionalProperties: false, description: "The driver's ServiceAccount: always allowed to pin MetalLB addresses in tenant namespaces." },
         ),

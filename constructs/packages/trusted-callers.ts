@@ -4,11 +4,9 @@
  * `trustedCaller` set by default (packages/system/cozystack-basics).
  */
 import { Type } from '@sinclair/typebox';
+import { DNS_LABEL_MAX, DNS_LABEL_PATTERN, DNS_SUBDOMAIN_MAX, DNS_SUBDOMAIN_PATTERN } from '../../api/names.js';
 import { Helm, Pipeline, type HelmOperand } from '../helm/expr.js';
 
-export const NAME = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
-/** A DNS subdomain, as a ServiceAccount's name is. */
-export const SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 /**
  * A username or group as the apiserver compares it: exactly, so leading or
  * trailing blanks (a copy-paste slip) would match nobody and are refused.
@@ -38,8 +36,8 @@ export const trustedCallersSchema = (what: string) => Type.Object(
     serviceAccounts: Type.Array(
       Type.Object(
         {
-          namespace: Type.String({ pattern: NAME, maxLength: 63 }),
-          name: Type.String({ pattern: SUBDOMAIN, maxLength: 253 }),
+          namespace: Type.String({ pattern: DNS_LABEL_PATTERN, maxLength: DNS_LABEL_MAX }),
+          name: Type.String({ pattern: DNS_SUBDOMAIN_PATTERN, maxLength: DNS_SUBDOMAIN_MAX }),
         },
         { additionalProperties: false },
       ),

@@ -10,6 +10,7 @@ import {
   CONDITION,
   classAllows,
   nextCondition,
+  resolvedClassName,
   selectorText,
   type Condition,
   type IPAddressClaim,
@@ -94,7 +95,7 @@ export function classAllowedCondition(
   if (!access) {
     return had;
   }
-  const className = claim.status?.className ?? claim.spec.className;
+  const className = resolvedClassName(claim);
   if (!access.allowed && (holdsAddresses || had)) {
     const kept = holdsAddresses
       ? "; the claim keeps the addresses it holds (a policy change never takes one from a running workload): delete the claim to give them back"

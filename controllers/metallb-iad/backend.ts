@@ -43,10 +43,6 @@ export function renderBackend(
   };
 }
 
-/** The advertisement kinds a class may render, each under the pool's name. */
-export const ADVERTISEMENT_KINDS = ['L2Advertisement', 'BGPAdvertisement'] as const;
-export type AdvertisementKind = (typeof ADVERTISEMENT_KINDS)[number];
-
 function advertisementOf(announced: Advertisement, metadata: MetallbObject['metadata'], pool: string): MetallbObject {
   if (announced.type === 'L2') {
     return { apiVersion: 'metallb.io/v1beta1', kind: 'L2Advertisement', metadata, spec: { ipAddressPools: [pool] } };

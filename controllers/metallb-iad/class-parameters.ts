@@ -4,7 +4,7 @@
  * still lies in it.
  */
 import { precedes, type IPAddress, type IPAddressClass } from '../../api/v1alpha1/index.js';
-import { isDnsLabel } from '../../api/names.js';
+import { isDnsLabel, isDnsSubdomain } from '../../api/names.js';
 import { parseRange, rangeContains, rangesOverlap, type IpRange } from '../../api/ip.js';
 import { poolName } from './names.js';
 import type { MetallbObject } from './store.js';
@@ -119,7 +119,7 @@ export function parseAdvertisement(value: unknown, ranges: readonly IpRange[], r
     return v as string[];
   };
   const communities = list('communities', communityProblem);
-  const peers = list('peers', (p) => (/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(p) && p.length <= 253 ? undefined : 'is not the name of a BGPPeer'));
+  const peers = list('peers', (p) => (isDnsSubdomain(p) ? undefined : 'is not the name of a BGPPeer'));
   for (const v of [communities, peers]) {
     if (typeof v === 'string') return v;
   }

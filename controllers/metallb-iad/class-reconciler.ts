@@ -11,7 +11,7 @@ import { warnAndRethrow, type EventRecorder } from '../runtime/events.js';
 import { GROUP, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import { deepEqual } from '../runtime/equal.js';
 import type { V1Service } from '@kubernetes/client-node';
-import { ADVERTISEMENT_KINDS, CARRIERS_ONLY, releasedPool, renderBackend, type AdvertisementKind } from './backend.js';
+import { CARRIERS_ONLY, releasedPool, renderBackend } from './backend.js';
 import {
   backingPoolName,
   desiredEntries,
@@ -31,7 +31,7 @@ import { BACKEND_REASON, bookStatus, classConditions, configurationVerdict, same
 import { classBooksOf, type FamilyBooks } from './class-books.js';
 import type { DriverMetrics } from './metrics.js';
 import { parseRange, rangeContains, rangesOverlap, type IpRange } from '../../api/ip.js';
-import type { DriverStore, MetallbObject } from './store.js';
+import { ADVERTISEMENT_KINDS, type AdvertisementKind, type DriverStore, type MetallbObject } from './store.js';
 import { CARRIER_LABEL, SERVED_BY_CLASS_ANNOTATION } from './well-known.js';
 
 /**

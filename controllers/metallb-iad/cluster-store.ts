@@ -16,7 +16,7 @@ import { informerOf, type Informer } from '../runtime/informer.js';
 import { ignoreNotFound, isNotFound, type KubeObject } from '../runtime/kube.js';
 import { ResourceClient, type RestClient } from '../runtime/rest.js';
 import type { Logger } from '../runtime/log.js';
-import type { DriverStore, MetallbObject } from './store.js';
+import type { AdvertisementKind, DriverStore, MetallbObject } from './store.js';
 import { backingPoolName } from './class-parameters.js';
 import { classNameOfPool, poolName } from './names.js';
 import { ingressIps } from './services.js';
@@ -168,15 +168,15 @@ export class DriverClusterStore implements DriverStore {
   poolNamed(name: string) {
     return this.pools.get(`${this.metallbNamespace}/${name}`);
   }
-  advertisement(className: string, kind: 'L2Advertisement' | 'BGPAdvertisement' = 'L2Advertisement') {
+  advertisement(className: string, kind: AdvertisementKind = 'L2Advertisement') {
     return this.advertisementsOf(kind).cache.get(`${this.metallbNamespace}/${poolName(className)}`);
   }
   async deleteAdvertisement(object: MetallbObject): Promise<void> {
-    const { cache, api } = this.advertisementsOf(object.kind as 'L2Advertisement' | 'BGPAdvertisement');
+    const { cache, api } = this.advertisementsOf(object.kind as AdvertisementKind);
     await ignoreNotFound(api.delete(object.metadata.name!, object.metadata.namespace));
     cache.assumeDeleted(`${object.metadata.namespace}/${object.metadata.name}`);
   }
-  private advertisementsOf(kind: 'L2Advertisement' | 'BGPAdvertisement') {
+  private advertisementsOf(kind: AdvertisementKind) {
     return kind === 'BGPAdvertisement' ? { cache: this.bgpAdvertisements, api: this.bgpAdvertisementApi } : { cache: this.advertisements, api: this.advertisementApi };
   }
   /** The existing class a pool or advertisement is named for (whoever owns it), or that took the pool over. */
@@ -199,7 +199,7 @@ export class DriverClusterStore implements DriverStore {
   async apply(object: MetallbObject, current: MetallbObject | undefined): Promise<void> {
     // Assumed into the cache like every other write: the pass that follows (a class enqueued twice,
     // or its advertisement's event) then sees it, instead of creating it again (409 AlreadyExists).
-    const { cache, api } = object.kind === 'IPAddressPool' ? { cache: this.pools, api: this.poolApi } : this.advertisementsOf(object.kind as 'L2Advertisement' | 'BGPAdvertisement');
+    const { cache, api } = object.kind === 'IPAddressPool' ? { cache: this.pools, api: this.poolApi } : this.advertisementsOf(object.kind as AdvertisementKind);
     if (!current) {
       cache.assume(await api.create(object));
       return;

@@ -19,6 +19,10 @@ export interface MetallbObject extends KubeObject {
   };
 }
 
+/** The advertisement kinds a class may render, each under its pool's name. */
+export const ADVERTISEMENT_KINDS = ['L2Advertisement', 'BGPAdvertisement'] as const;
+export type AdvertisementKind = (typeof ADVERTISEMENT_KINDS)[number];
+
 export interface DriverStore {
   readonly placeholderNamespace: string;
   readonly metallbNamespace: string;
@@ -55,7 +59,7 @@ export interface DriverStore {
   /** MetalLB's ConfigurationState objects (none where MetalLB predates them). */
   configurationStates(): MetallbObject[];
   /** The class's advertisement of a kind (`iad-<class>`): the one it renders, or the other kind it rendered before a switch. */
-  advertisement(className: string, kind?: 'L2Advertisement' | 'BGPAdvertisement'): MetallbObject | undefined;
+  advertisement(className: string, kind?: AdvertisementKind): MetallbObject | undefined;
   /** Deletes an advertisement the class no longer renders (its announcement switched between L2 and BGP). */
   deleteAdvertisement(object: MetallbObject): Promise<void>;
 

@@ -12,7 +12,7 @@ import type * as k8s from '@kubernetes/client-node';
 import type { V1Service } from '@kubernetes/client-node';
 import { canonicalIp } from '../../api/ip.js';
 import { GROUP, IP_ADDRESS_CLAIM_ANNOTATION, ipIndexKeys, type IPAddress, type IPAddressClaim, type IPAddressClass } from '../../api/v1alpha1/index.js';
-import type { DriverStore, MetallbObject } from '../../controllers/metallb-iad/store.js';
+import type { AdvertisementKind, DriverStore, MetallbObject } from '../../controllers/metallb-iad/store.js';
 import { poolName } from '../../controllers/metallb-iad/names.js';
 import { backingPoolName } from '../../controllers/metallb-iad/class-parameters.js';
 import { ingressIps } from '../../controllers/metallb-iad/services.js';
@@ -217,7 +217,7 @@ export class InMemoryDriverCluster implements DriverStore {
     return p && clone(p);
   }
 
-  advertisement(className: string, kind: 'L2Advertisement' | 'BGPAdvertisement' = 'L2Advertisement') {
+  advertisement(className: string, kind: AdvertisementKind = 'L2Advertisement') {
     const a = this.pools.get(`${kind}/${poolName(className)}`);
     return a && clone(a);
   }
