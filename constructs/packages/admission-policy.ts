@@ -4,6 +4,11 @@ import type { Construct } from 'constructs';
 import type { Templated } from '../helm/expr.js';
 import { templatedObject } from '../helm/templated-object.js';
 
+/** A CEL string literal (JSON's string syntax is CEL's). */
+export function cel(text: string): string {
+  return JSON.stringify(text);
+}
+
 /** As Cozystack labels the objects it manages. */
 const LABELS = { 'internal.cozystack.io/managed-by-cozystack': '' };
 

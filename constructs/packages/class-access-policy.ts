@@ -24,13 +24,10 @@
  */
 import { Construct } from 'constructs';
 import { DEFAULT_CLASS_ANNOTATION, GROUP, VERSION } from '../../api/v1alpha1/index.js';
-import { denyingPolicy } from './admission-policy.js';
+import { cel, denyingPolicy } from './admission-policy.js';
 import { trustedCallersText, trustedCallerVariables, type TrustedCallerOperands } from './trusted-callers.js';
 
 export const CLASS_ACCESS_POLICY_NAME = 'cozystack-ip-address-class-access';
-
-/** A CEL string literal. */
-const cel = (text: string) => JSON.stringify(text);
 
 /** One matchExpression against the namespace's labels, as metav1.LabelSelector reads it. */
 const EXPRESSION_HOLDS =

@@ -26,7 +26,7 @@
 import { Construct } from 'constructs';
 import { IP_ADDRESS_CLAIM_ANNOTATION, METALLB_ADDRESS_ANNOTATIONS, METALLB_CARRIER_LABEL } from '../../api/v1alpha1/well-known.js';
 import { Helm, Pipeline, Release, type HelmOperand } from '../helm/expr.js';
-import { denyingPolicy } from './admission-policy.js';
+import { cel, denyingPolicy } from './admission-policy.js';
 import { trustedCallersText, trustedCallerVariables, type TrustedCallerOperands } from './trusted-callers.js';
 
 export const POLICY_NAME = 'cozystack-metallb-address-policy';
@@ -250,9 +250,4 @@ export class MetallbAddressPolicy extends Construct {
 
 function hint(): string {
   return `; ask for an address with the annotation ${IP_ADDRESS_CLAIM_ANNOTATION} instead`;
-}
-
-/** A CEL string literal. */
-function cel(text: string): string {
-  return JSON.stringify(text);
 }

@@ -307,9 +307,14 @@ export function fenceNotesSuites(release: Release): UnitTestSuite[] {
 }
 
 export function fenceGateSuite(release: Release): UnitTestSuite {
+  return notRenderedWithoutVap(release, 'templates/metallb-address-policy.yaml', 'the fence is not rendered where ValidatingAdmissionPolicy is not served');
+}
+
+/** A policy template renders nothing on a cluster that does not serve ValidatingAdmissionPolicy. */
+function notRenderedWithoutVap(release: Release, template: string, suite: string): UnitTestSuite {
   return {
-    suite: 'the fence is not rendered where ValidatingAdmissionPolicy is not served',
-    templates: ['templates/metallb-address-policy.yaml'],
+    suite,
+    templates: [template],
     release,
     set: OPERATOR_VALUES,
     capabilities: { apiVersions: [] },
@@ -457,14 +462,7 @@ export function classAccessSuites(release: Release, policyName: string, readerRo
         },
       ],
     },
-    {
-      suite: 'the class-access policy is not rendered where ValidatingAdmissionPolicy is not served',
-      templates: ['templates/class-access-policy.yaml'],
-      release,
-      set: OPERATOR_VALUES,
-      capabilities: { apiVersions: [] },
-      tests: [{ it: 'renders nothing', asserts: [{ hasDocuments: { count: 0 } }] }],
-    },
+    notRenderedWithoutVap(release, 'templates/class-access-policy.yaml', 'the class-access policy is not rendered where ValidatingAdmissionPolicy is not served'),
     {
       suite: 'every authenticated user reads classes, unless values say otherwise',
       templates: ['templates/class-reader-binding.yaml'],

@@ -5,11 +5,10 @@
  * the carrying node cut off its segment, each under a request stream: the gaps
  * the client sees.
  */
-import * as k8s from '@kubernetes/client-node';
 import { startLab } from '../../test/e2e/support/lab/lab.js';
 import { attach, describeStream, underStream, type FaultStream } from '../../test/e2e/support/lab/measure.js';
 import { HOLD_TIME_S, routerPeer } from '../../test/e2e/support/lab/router.js';
-import { createClaim, createClass, crd, expectAccounted, METALLB_NAMESPACE, startPlatform, type Cr } from '../../test/e2e/support/platform.js';
+import { createClaim, createClass, crd, expectAccounted, METALLB_NAMESPACE, setAdvertisement, startPlatform, type Cr } from '../../test/e2e/support/platform.js';
 import { waitFor } from '../../test/e2e/support/ports.js';
 import type { Targets } from './targets.js';
 
@@ -28,10 +27,7 @@ export async function benchBgpFailover(rounds: number): Promise<BgpRun> {
     await platform.startCore('address-controller', false, true);
     await platform.startDriver('metallb-iad', false, true);
     await createClass(platform.admin, 'transit', [RANGE], 'Delete');
-    await platform.admin.custom.patchClusterCustomObject(
-      { ...crd('ipaddressclasses'), name: 'transit', body: { spec: { parameters: { advertisement: { type: 'BGP' } } } } },
-      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    );
+    await setAdvertisement(platform.admin, 'transit', { type: 'BGP' });
     lab = await startLab(platform, { nodes: 2, workloads: ['w1'], router: true });
     await platform.admin.custom.createNamespacedCustomObject({ group: 'metallb.io', version: 'v1beta2', namespace: METALLB_NAMESPACE, plural: 'bgppeers', body: routerPeer(METALLB_NAMESPACE) });
     const router = lab.router!;

@@ -8,7 +8,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClaim, createClass, crd, startPlatform, METALLB_NAMESPACE, type Cr, type Platform } from './support/platform.js';
+import { createClaim, createClass, crd, setAdvertisement as setClassAdvertisement, startPlatform, METALLB_NAMESPACE, type Cr, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
 import { recordScenario } from './support/summary.js';
 
@@ -25,12 +25,7 @@ const exists = (plural: string, name: string) =>
     (e: { code?: number }) => (e.code === 404 ? undefined : Promise.reject(e)),
   );
 const getClaim = async (name: string) => (await admin().custom.getNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: NS, name })) as Cr;
-/** A merge patch of the class's parameters.advertisement (null takes it away): no race with the driver's status writes. */
-const setAdvertisement = (className: string, advertisement: unknown) =>
-  admin().custom.patchClusterCustomObject(
-    { ...crd('ipaddressclasses'), name: className, body: { spec: { parameters: { advertisement: advertisement ?? null } } } },
-    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-  );
+const setAdvertisement = (className: string, advertisement: Record<string, unknown> | undefined) => setClassAdvertisement(admin(), className, advertisement);
 const ingress = async (name: string) => (await admin().core.readNamespacedService({ name, namespace: NS })).status?.loadBalancer?.ingress?.map((i) => i.ip) ?? [];
 
 const PEER = {

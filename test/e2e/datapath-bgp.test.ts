@@ -11,13 +11,12 @@
  * other (the gaps are figures); the class switched to L2 and back keeps its
  * address, which the router then reaches by ARP on its public segment.
  */
-import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamResult } from './support/lab/agents/client-protocol.js';
 import { labUnavailable, startLab, type Lab } from './support/lab/lab.js';
 import { attach, describeStream, underStream } from './support/lab/measure.js';
 import { HOLD_TIME_S, routerPeer, routerUnavailable } from './support/lab/router.js';
-import { createClaim, createClass, crd, expectAccounted, METALLB_NAMESPACE, startPlatform, type Cr, type Platform } from './support/platform.js';
+import { createClaim, createClass, crd, expectAccounted, METALLB_NAMESPACE, setAdvertisement as setClassAdvertisement, startPlatform, type Cr, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
 import { recordFault, recordScenario } from './support/summary.js';
 
@@ -39,11 +38,7 @@ let platform: Platform;
 let lab: Lab;
 const figures: string[] = [];
 const getClaim = async (name: string) => (await platform.admin.custom.getNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: NS, name })) as Cr;
-const setAdvertisement = (advertisement: unknown) =>
-  platform.admin.custom.patchClusterCustomObject(
-    { ...crd('ipaddressclasses'), name: CLASS, body: { spec: { parameters: { advertisement: advertisement ?? null } } } },
-    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-  );
+const setAdvertisement = (advertisement: Record<string, unknown> | undefined) => setClassAdvertisement(platform.admin, CLASS, advertisement);
 const router = () => lab.router!;
 const gap = (r: StreamResult) => `${r.failed} of ${r.sent} requests failed, longest gap ${r.longestGapMs} ms`;
 /** The node whose path the router sends the client's requests over (its equal paths hash by address, so one node carries them). */

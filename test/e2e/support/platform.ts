@@ -227,6 +227,18 @@ export async function createClass(
   });
 }
 
+/**
+ * How a class is announced (docs/driver.md, "Announcing"): a merge patch of its
+ * parameters.advertisement, so no write races the driver's status writes;
+ * undefined takes it away (L2, the default).
+ */
+export async function setAdvertisement(admin: Platform['admin'], className: string, advertisement: Record<string, unknown> | undefined): Promise<void> {
+  await admin.custom.patchClusterCustomObject(
+    { ...crd('ipaddressclasses'), name: className, body: { spec: { parameters: { advertisement: advertisement ?? null } } } },
+    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+  );
+}
+
 export function createClaim(admin: Platform['admin'], name: string, spec: Record<string, unknown> = { className: 'public' }, namespace = 'tenant-a') {
   return admin.custom.createNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace, body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClaim', metadata: { name, namespace }, spec } });
 }

@@ -9,7 +9,7 @@ import { readFileSync, statSync } from 'node:fs';
 import * as k8s from '@kubernetes/client-node';
 import { canonicalIp, familyOf } from '../../../../api/ip.js';
 import { GROUP, VERSION } from '../kube.js';
-import { createClaim, createClass, crd, type Cr, type MetallbController, type Platform } from '../platform.js';
+import { createClaim, createClass, crd, setAdvertisement, type Cr, type MetallbController, type Platform } from '../platform.js';
 import type { Controllers } from './controllers.js';
 import { isFault, type Operation, type ServiceShape, type Stack } from './operations.js';
 import { ordinal } from './order.js';
@@ -361,13 +361,9 @@ function parseStatus(body: unknown): { reason?: string; message?: string } {
 }
 
 /**
- * How a class is announced: a merge patch of its parameters.advertisement (gone for L2, the
- * default), so the driver's status writes never race it. No BGPPeer exists in the world: MetalLB
- * takes a BGPAdvertisement without peers and announces to nobody, which the ledger does not see.
+ * How a class is announced. No BGPPeer exists in the world: MetalLB takes a BGPAdvertisement
+ * without peers and announces to nobody, which the ledger does not see.
  */
-export async function announce(platform: Platform, className: string, by: 'L2' | 'BGP'): Promise<void> {
-  await platform.admin.custom.patchClusterCustomObject(
-    { ...crd('ipaddressclasses'), name: className, body: { spec: { parameters: { advertisement: by === 'BGP' ? { type: 'BGP' } : null } } } },
-    k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-  );
+export function announce(platform: Platform, className: string, by: 'L2' | 'BGP'): Promise<void> {
+  return setAdvertisement(platform.admin, className, by === 'BGP' ? { type: 'BGP' } : undefined);
 }
