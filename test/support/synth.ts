@@ -16,6 +16,11 @@ export function synthesizedArtifact(): string {
   return cached;
 }
 
+/** A package of the synthesized artifact's packages/system/ (a Cozystack wrapper chart). */
+export function systemPackageDir(name: string): string {
+  return join(synthesizedArtifact(), 'packages', 'system', name);
+}
+
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 
 /** Every .ts file under `dir`, for tests that read the source tree. */

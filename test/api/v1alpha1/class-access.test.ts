@@ -8,10 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { holdsPlace, selectorText, selects, type IPAddressClaim, type IPAddressClass, type NamespaceSelector } from '../../../api/v1alpha1/index.js';
 import { renderChart, type KubeObject } from '../../support/helm.js';
 import { admit } from '../../support/vap.js';
-import { synthesizedArtifact } from '../../support/synth.js';
-import { join } from 'node:path';
-
-const wrapperDir = (dir: string) => join(synthesizedArtifact(), 'packages', 'system', dir);
+import { systemPackageDir } from '../../support/synth.js';
 
 const CASES: readonly [string, NamespaceSelector | undefined, Record<string, string>, boolean][] = [
   ['no selector: every namespace', undefined, {}, true],
@@ -50,7 +47,7 @@ const claim = (className?: string) => ({
 });
 
 type Policy = Parameters<typeof admit>[0];
-const policy = renderChart(wrapperDir('address-controller'), '--namespace', 'cozy-address-controller', '--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy').find(
+const policy = renderChart(systemPackageDir('address-controller'), '--namespace', 'cozy-address-controller', '--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy').find(
   (o: KubeObject) => o.kind === 'ValidatingAdmissionPolicy',
 ) as unknown as Policy;
 

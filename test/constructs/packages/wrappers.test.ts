@@ -9,11 +9,11 @@ import { writeFiles } from '../../../synth/output.js';
 import { OPERATOR_VALUES } from '../../../constructs/packages/unit-tests.js';
 import { synthesize } from '../../../synth/artifact.js';
 import { helm, renderChart, type KubeObject } from '../../support/helm.js';
-import { synthesizedArtifact } from '../../support/synth.js';
+import { systemPackageDir } from '../../support/synth.js';
 
 const files = synthesize();
 const text = (path: string) => files.get(path) as string;
-const wrapperDir = (dir: string) => join(synthesizedArtifact(), 'packages', 'system', dir);
+const wrapperDir = systemPackageDir;
 // Under ghcr.io/cozystack/ but outside ghcr.io/cozystack/cozystack/ (the platform's promotion), tag without a v.
 const IMAGE_PIN = /^ghcr\.io\/cozystack\/(address-controller|metallb-iad):[0-9][^@]*@sha256:[0-9a-f]{64}$/;
 const operatorValuesFile = (() => {

@@ -9,7 +9,7 @@ import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { METALLB_PROVISIONER, requestedFamilies } from '../../../api/v1alpha1/index.js';
 import { canonicalIp, familyOf } from '../../../api/ip.js';
-import { synthesizedArtifact } from '../../support/synth.js';
+import { systemPackageDir } from '../../support/synth.js';
 import { binaries } from './binaries.js';
 import { ADMIN, startCluster, type Cluster } from './cluster.js';
 import { startController, type ControllerProcess } from './controller-process.js';
@@ -210,7 +210,7 @@ export async function startPlatform(
 
 /** A package's wrapper chart, as synthesized. */
 export function packageChartDir(release: PackageRelease): string {
-  return join(synthesizedArtifact(), 'packages', 'system', release);
+  return systemPackageDir(release);
 }
 
 export async function createClass(
