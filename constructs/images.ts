@@ -42,12 +42,12 @@ export const IMAGES = {
     repository: `${IMAGE_REGISTRY}/address-controller`,
     // Tags follow the release version without a leading v, as Cozystack's component-versioned images do.
     tag: RELEASE_VERSION,
-    digest: 'sha256:bb5d8bf632b611ebbee49a29f8b813aad13b60c1866abc39986d118efbe50ce0',
+    digest: 'sha256:9830142f94a8dcf16a661817bdd3a76b5ca7f03a0502eff6f10c4c6a5cb2c6cc',
   },
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:57e5f34f738f2431983b767f96c5a0cee0d4dfaa1552cfcd483eb9c4b52849c6',
+    digest: 'sha256:9a30214cc9e83b7ae73af6ccc0253d22eb62466b9627c3066a2e232f4823e7dd',
   },
 } as const satisfies Record<string, ImagePin>;
 

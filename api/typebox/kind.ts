@@ -7,6 +7,8 @@ export interface PrinterColumn {
   readonly type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
   readonly jsonPath: string;
   readonly description?: string;
+  /** 0 (or absent): shown by `kubectl get`; above 0: only with `-o wide`. */
+  readonly priority?: number;
 }
 
 export interface KindDefinition {

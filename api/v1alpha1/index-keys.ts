@@ -3,6 +3,7 @@
  * of the contract, built in one place so that the writer of an index and its
  * readers can never spell a key differently.
  */
+import { holdersOf } from './holders.js';
 import type { AssociatedTo, IPAddress } from './types.js';
 
 /** A claim, as `<namespace>/<name>` (also its work-queue key). */
@@ -23,6 +24,11 @@ export const CLAIM_REF_INDEX = 'spec.claimRef';
 export function claimRefIndexKeys(address: IPAddress): string[] {
   const key = claimRefKey(address);
   return key === undefined ? [] : [key];
+}
+
+/** The keys an address files under by holder: each workload that carries it (holders.ts), as holderKey. */
+export function holderIndexKeys(address: IPAddress): string[] {
+  return holdersOf(address.status).map(holderKey);
 }
 
 /** The object an address is attached to (status.associatedTo), as `<kind>/<namespace>/<name>`. */

@@ -9,6 +9,7 @@ export * from './class-access.js';
 export * from './conditions.js';
 export * from './duplicates.js';
 export * from './group.js';
+export * from './holders.js';
 export * from './index-keys.js';
 export * from './phases.js';
 export * from './types.js';

@@ -7,4 +7,8 @@ export const CLAIM_PHASES = ['Pending', 'Bound', 'Lost'] as const;
 
 export const ADDRESS_FAMILIES = ['IPv4', 'IPv6', 'Dual'] as const;
 
+/** Whether a claim's addresses serve one Service or may be shared by several on disjoint ports (docs/driver.md, "Sharing"). */
+export const CLAIM_SHARING = ['Exclusive', 'Shared'] as const;
+export type ClaimSharing = (typeof CLAIM_SHARING)[number];
+
 export const RECLAIM_POLICIES = ['Retain', 'Delete'] as const;

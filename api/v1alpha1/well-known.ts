@@ -38,3 +38,11 @@ export const METALLB_ADDRESS_ANNOTATIONS = [
   'metallb.universe.tf/loadBalancerIPs',
   'metallb.universe.tf/address-pool',
 ] as const;
+
+/**
+ * MetalLB's sharing key (both spellings, read alike by controller/service.go's SharingKey):
+ * Services with the same value may hold one IP on disjoint ports. On a Service naming a claim
+ * it is the driver's alone, set only for a Shared claim; the fence refuses it to tenants, who
+ * could otherwise join an IP MetalLB already shares.
+ */
+export const METALLB_SHARING_ANNOTATIONS = ['metallb.io/allow-shared-ip', 'metallb.universe.tf/allow-shared-ip'] as const;

@@ -3,7 +3,7 @@
  * style): in `tenant-*` namespaces nobody but the metallb-iad driver and the
  * trusted callers the wrapper's values list (`admissionPolicy.trustedCallers`)
  * may introduce or change an annotation (or field) that makes MetalLB hand a
- * Service a specific address or pool. Tenants ask for an address through
+ * Service a specific address or pool, or share one. Tenants ask for an address through
  * `local.sdn.cozystack.io/ip-address-claim` instead.
  *
  * The trusted callers are the platform's own principals (by default Cozystack's
@@ -24,15 +24,19 @@
  * Service the driver pinned.
  */
 import { Construct } from 'constructs';
-import { IP_ADDRESS_CLAIM_ANNOTATION, METALLB_ADDRESS_ANNOTATIONS, METALLB_CARRIER_LABEL } from '../../api/v1alpha1/well-known.js';
+import { IP_ADDRESS_CLAIM_ANNOTATION, METALLB_ADDRESS_ANNOTATIONS, METALLB_CARRIER_LABEL, METALLB_SHARING_ANNOTATIONS } from '../../api/v1alpha1/well-known.js';
 import { Helm, Pipeline, Release, type HelmOperand } from '../helm/expr.js';
 import { cel, denyingPolicy } from './admission-policy.js';
 import { trustedCallersText, trustedCallerVariables, type TrustedCallerOperands } from './trusted-callers.js';
 
 export const POLICY_NAME = 'cozystack-metallb-address-policy';
 
-/** MetalLB's address-choosing annotations (api/v1alpha1/well-known.ts says why both spellings). */
-export const FENCED_ANNOTATIONS = METALLB_ADDRESS_ANNOTATIONS;
+/**
+ * MetalLB's address-choosing annotations and its sharing key (api/v1alpha1/well-known.ts says
+ * why both spellings): a sharing key lets a Service join an IP that Services with the same key
+ * already hold.
+ */
+export const FENCED_ANNOTATIONS = [...METALLB_ADDRESS_ANNOTATIONS, ...METALLB_SHARING_ANNOTATIONS] as const;
 
 /**
  * Every way Service metadata is written. The status strategy resets `spec` but

@@ -5,6 +5,8 @@
  */
 import { familyOf, type Family } from '../../api/ip.js';
 import {
+  holdersOf,
+  withHolders,
   BOUND_REASON,
   CLASS_RESOLUTION,
   CONDITION,
@@ -194,11 +196,8 @@ export function computeClaimStatus(claim: IPAddressClaim, inputs: ClaimStatusInp
   if (className) {
     status.className = className;
   }
-  // The driver's: which workload carries the addresses (its Attached condition is kept above).
-  if (previous.associatedTo) {
-    status.associatedTo = previous.associatedTo;
-  }
-  return status;
+  // The driver's: which workloads carry the addresses (its Attached condition is kept above).
+  return withHolders(status, holdersOf(previous));
 }
 
 /** Anything but Delete (including empty or unknown) is Retain. */

@@ -4,7 +4,7 @@
  * held by a pinned placeholder, so MetalLB cannot give it away.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { duplicateOf, METALLB_TEARDOWN_FINALIZER, type IPAddress } from '../../api/v1alpha1/index.js';
+import { duplicateOf, holdersOf, METALLB_TEARDOWN_FINALIZER, withHolders, type AssociatedTo, type IPAddress } from '../../api/v1alpha1/index.js';
 import { familyOf, rangeContains } from '../../api/ip.js';
 import type { Controller, ReconcileResult } from '../runtime/controller.js';
 import { ignoreNotFound, keyOf, withoutFinalizer } from '../runtime/kube.js';
@@ -44,7 +44,7 @@ export class DriverAddressReconciler {
       return this.standAside(address, first);
     }
     if (address.status?.phase === 'Conflict') {
-      if (!(await this.recoverFromConflict(address)) && !address.status.associatedTo) {
+      if (!(await this.recoverFromConflict(address)) && holdersOf(address.status).length === 0) {
         await ensureHold(this.store, this.events, address); // waits in MetalLB and takes the IP when the thief lets go
       }
       return;
@@ -57,31 +57,51 @@ export class DriverAddressReconciler {
     if (await this.checkLost(address)) {
       return;
     }
-    const to = address.status?.associatedTo;
-    if (!to) {
+    const holders = holdersOf(address.status);
+    if (holders.length === 0) {
       await ensureHold(this.store, this.events, address);
       const retryInMs = await retryUnassignedHold(this.store, this.events, address);
       return retryInMs === undefined ? undefined : { requeueAfterMs: retryInMs };
     }
-    if (to.kind !== 'Service') {
+    if (holders[0]!.kind !== 'Service') {
       await releaseHolds(this.store, name); // another kind of workload carries it through its own driver
       return;
     }
-    const service = this.store.service(to.namespace, to.name);
-    if (associationHolds(this.store, address)) {
-      if (service && driverPin(service).includes(address.spec.address)) {
+    const holding = holders.filter((to) => associationHolds(this.store, address, to));
+    const gone = holders.filter((to) => !holding.includes(to));
+    if (holding.length > 0) {
+      if (holding.some((to) => driverPin(this.store.service(to.namespace, to.name)).includes(address.spec.address))) {
         // The Service pass lets the hold go right after pinning; after a crash in between, this pass does.
         await releaseHolds(this.store, name);
       }
+      // A sharer that left is struck off once it has let go; the others carry the IP meanwhile, so no hold.
+      await this.strikeOff(address, holders, gone.filter((to) => !this.stillCarries(to, address)), 'the others sharing it carry it on');
       return;
     }
-    // The association no longer holds: the address is held again first, then the Service lets go.
+    // No association holds: the address is held again first, then the Services let go.
     await ensureHold(this.store, this.events, address);
-    if (service && (ingressIps(service).includes(address.spec.address) || driverPin(service).includes(address.spec.address))) {
+    if (gone.some((to) => this.stillCarries(to, address))) {
       return; // still letting go (the Service pass unpins it; MetalLB then hands the IP to the hold)
     }
-    await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: undefined } });
-    this.events.event(address, 'Normal', 'AssociationCleared', `${to.kind} ${to.namespace}/${to.name} no longer carries it; held again`);
+    await this.strikeOff(address, holders, gone, 'held again');
+  }
+
+  /** Whether the Service `to` names still carries or pins the address's IP. */
+  private stillCarries(to: AssociatedTo, address: IPAddress): boolean {
+    const service = to.kind === 'Service' ? this.store.service(to.namespace, to.name) : undefined;
+    const ip = address.spec.address;
+    return service !== undefined && (ingressIps(service).includes(ip) || driverPin(service).includes(ip));
+  }
+
+  /** Takes these holders off the address's status, with an Event each, saying what becomes of the IP. */
+  private async strikeOff(address: IPAddress, holders: readonly AssociatedTo[], off: readonly AssociatedTo[], then: string): Promise<void> {
+    if (off.length === 0) {
+      return;
+    }
+    await this.store.updateAddressStatus({ ...address, status: withHolders(address.status ?? {}, holders.filter((h) => !off.includes(h))) });
+    for (const to of off) {
+      this.events.event(address, 'Normal', 'AssociationCleared', `${to.kind} ${to.namespace}/${to.name} no longer carries it; ${then}`);
+    }
   }
 
   /**
@@ -95,9 +115,8 @@ export class DriverAddressReconciler {
     }
     const name = address.metadata.name!;
     await releaseHolds(this.store, name);
-    const to = address.status?.associatedTo;
-    const service = to?.kind === 'Service' ? this.store.service(to.namespace, to.name) : undefined;
-    if (service && driverPin(service).includes(address.spec.address)) {
+    const pinned = holdersOf(address.status).some((to) => to.kind === 'Service' && driverPin(this.store.service(to.namespace, to.name)).includes(address.spec.address));
+    if (pinned) {
       return { requeueAfterMs: TEARDOWN_RECHECK_MS };
     }
     // Gone already (the core's finalizer went last, or a retry after our own write): done.
@@ -121,14 +140,15 @@ export class DriverAddressReconciler {
         waiting = true; // the first's address pass makes its hold, which waits in MetalLB for the IP
       }
     }
-    const to = address.status?.associatedTo;
-    if (to) {
-      const service = to.kind === 'Service' ? this.store.service(to.namespace, to.name) : undefined;
-      const ip = address.spec.address;
-      if (service && (ingressIps(service).includes(ip) || driverPin(service).includes(ip)) && !isAssociatedTo(first, to)) {
-        waiting = true; // the Service pass unpins it: its claim no longer lists this address
-      } else {
-        await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: undefined } });
+    const holders = holdersOf(address.status);
+    // Each holder is cleared once its Service no longer carries or pins the IP: its claim no longer lists this address.
+    const letting = holders.filter((to) => this.stillCarries(to, address) && !isAssociatedTo(first, to));
+    if (letting.length > 0) {
+      waiting = true;
+    }
+    if (letting.length < holders.length) {
+      await this.store.updateAddressStatus({ ...address, status: withHolders(address.status ?? {}, letting) });
+      for (const to of holders.filter((h) => !letting.includes(h))) {
         this.events.event(address, 'Normal', 'AssociationCleared', `${to.kind} ${to.namespace}/${to.name}: this IPAddress duplicates IPAddress ${first.metadata.name}`);
       }
     }

@@ -5,13 +5,16 @@
  * driver that is Bound, and has an IP family of the claim's (a single-family
  * claim needs exactly its family; a Dual claim gives a single-stack Service
  * the address of its family and keeps the other held). Among the admitted
- * Services naming one claim, the oldest (creationTimestamp, then name) carries
- * the addresses; the others get nothing and say why. An address is associated
- * with a Service exactly while that Service carries it by this rule.
- * Everything here reads the caches and decides; the reconcilers write what it says.
+ * Services naming an Exclusive claim, the oldest (creationTimestamp, then name)
+ * carries the addresses; the others get nothing and say why. A Shared claim's
+ * admitted Services all carry them, oldest first, each as long as MetalLB lets
+ * it share the IP with the older ones (docs/driver.md, "Sharing"). An address
+ * is associated with a Service exactly while that Service carries it by this
+ * rule. Everything here reads the caches and decides; the reconcilers write
+ * what it says.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, precedes, type AssociatedTo, type IPAddress, type IPAddressClaim } from '../../api/v1alpha1/index.js';
+import { holdersOf, IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, precedes, sameHolder, type AssociatedTo, type IPAddress, type IPAddressClaim } from '../../api/v1alpha1/index.js';
 import { familyOf, type Family } from '../../api/ip.js';
 import type { DriverStore } from './store.js';
 import { driverPin, ingressIps } from './services.js';
@@ -25,6 +28,10 @@ export const REFUSAL = {
   wrongFamily: 'WrongFamily',
   loadBalancerClassMismatch: 'LoadBalancerClassMismatch',
   associationRejected: 'AssociationRejected',
+  /** A Shared claim's Service using a port and protocol an older one uses on the same IP (MetalLB: "port ... is already in use"). */
+  portInUse: 'PortInUse',
+  /** A Shared claim's Service MetalLB cannot put on one IP with an older one: externalTrafficPolicy Local with other selectors, or Local beside Cluster. */
+  backendMismatch: 'BackendMismatch',
   /** The winner waits for the Service that carried the address before to let it go (not a refusal: it will carry it). */
   handingOver: 'HandingOver',
 } as const;
@@ -139,41 +146,101 @@ const servicePrecedes = (a: V1Service, b: V1Service) => precedes({ metadata: a.m
 
 const sameService = (a: V1Service | undefined, b: V1Service) => a?.metadata?.namespace === b.metadata?.namespace && a?.metadata?.name === b.metadata?.name;
 
-/**
- * The Service that carries a claim's addresses: the oldest of the Services
- * naming it that the rule admits, whatever the order in which they came or
- * the driver restarted. Undefined when none is admitted.
- */
-export function claimWinner(cluster: AssociationReader, namespace: string, claimName: string, asked?: V1Service): V1Service | undefined {
-  let winner: V1Service | undefined;
-  // The Service asked about counts as it was handed in (it may be newer than the cache's copy).
-  const stored = cluster.servicesForClaim(namespace, claimName).filter((s) => !asked || !sameService(s, asked));
-  for (const service of asked ? [asked, ...stored] : stored) {
-    if (ownVerdict(cluster, service).ok && (!winner || servicePrecedes(service, winner))) {
-      winner = service;
-    }
-  }
-  return winner;
+/** A Service's ports as MetalLB's allocator keys them (k8salloc.Ports): protocol and port; the apiserver defaults the protocol to TCP. */
+export function servicePorts(service: V1Service): string[] {
+  return (service.spec?.ports ?? []).map((p) => `${p.protocol ?? 'TCP'}/${p.port}`);
 }
 
-/** What `service` carries by the rule alone (no hand-over): the claim's addresses for the winner, nothing for the others. */
+/**
+ * A Service's backend key as MetalLB's allocator computes it (k8salloc.BackendKey): its selector,
+ * as labels.Set.String() writes it, under externalTrafficPolicy Local; empty under Cluster, which
+ * shares regardless of backends.
+ */
+export function backendKey(service: V1Service): string {
+  if (service.spec?.externalTrafficPolicy !== 'Local') {
+    return '';
+  }
+  return Object.entries(service.spec.selector ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}
+
+/**
+ * Why MetalLB would not let `service` onto an IP its older carriers hold, or undefined when it
+ * would: MetalLB v0.16.1's allocator (internal/allocator/allocator.go, checkSharing and sharingOK)
+ * wants the same sharing key (the driver sets one per claim), the same backend key, and no
+ * protocol and port in use by another Service on the IP.
+ */
+export function sharingRefusal(claimName: string, service: V1Service, addresses: readonly IPAddress[], older: readonly { service: V1Service; addresses: readonly IPAddress[] }[]): Refusal | undefined {
+  const mine = new Set(addresses.map((a) => a.spec.address));
+  const ports = servicePorts(service);
+  for (const other of older) {
+    const shared = other.addresses.map((a) => a.spec.address).filter((ip) => mine.has(ip));
+    if (shared.length === 0) {
+      continue;
+    }
+    const otherName = other.service.metadata!.name!;
+    const [mineKey, theirs] = [backendKey(service), backendKey(other.service)];
+    if (mineKey !== theirs) {
+      const describe = (s: V1Service, key: string) => (s.spec?.externalTrafficPolicy === 'Local' ? `externalTrafficPolicy Local selecting ${key || 'nothing'}` : 'externalTrafficPolicy Cluster');
+      const message =
+        `IPAddressClaim ${claimName}'s ${shared.join(', ')} is shared by Service ${otherName} (${describe(other.service, theirs)}); this Service has ${describe(service, mineKey)}, ` +
+        'and MetalLB shares an IP only among Services of the same externalTrafficPolicy that, under Local, select the same Pods';
+      return { reason: REFUSAL.backendMismatch, message };
+    }
+    const taken = servicePorts(other.service).filter((p) => ports.includes(p));
+    if (taken.length > 0) {
+      const message = `${taken.join(', ')} on IPAddressClaim ${claimName}'s ${shared.join(', ')} ${taken.length > 1 ? 'are' : 'is'} already served by Service ${otherName}; Services sharing an address need disjoint ports`;
+      return { reason: REFUSAL.portInUse, message };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * What each Service naming a claim carries by the rule alone (no hand-over), oldest first: its
+ * own verdict, then, among the admitted, for an Exclusive claim the oldest only, for a Shared
+ * one each that may share with the carriers older than it. Whatever the order in which they
+ * came or the driver restarted, the answer is the same. `asked` counts as handed in (it may be
+ * newer than the cache's copy).
+ */
+function ruledVerdicts(cluster: AssociationReader, namespace: string, claimName: string, asked?: V1Service): { service: V1Service; verdict: Verdict }[] {
+  const stored = cluster.servicesForClaim(namespace, claimName).filter((s) => !asked || !sameService(s, asked));
+  const naming = (asked ? [asked, ...stored] : stored).sort((a, b) => (servicePrecedes(a, b) ? -1 : servicePrecedes(b, a) ? 1 : 0));
+  const carriers: { service: V1Service; addresses: IPAddress[] }[] = [];
+  return naming.map((service) => {
+    const verdict = ownVerdict(cluster, service);
+    if (!verdict.ok) {
+      return { service, verdict };
+    }
+    const name = verdict.claim.metadata.name!;
+    if (verdict.claim.spec.sharing !== 'Shared' && carriers.length > 0) {
+      const message = `IPAddressClaim ${name} serves Service ${carriers[0]!.service.metadata!.name}, the oldest Service naming it; one claim serves one workload unless its spec.sharing is Shared`;
+      return { service, verdict: { ok: false, claim: verdict.claim, refusal: { reason: REFUSAL.associationRejected, message } } };
+    }
+    const refusal = sharingRefusal(name, service, verdict.addresses, carriers);
+    if (refusal) {
+      return { service, verdict: { ok: false, claim: verdict.claim, refusal } };
+    }
+    carriers.push({ service, addresses: verdict.addresses });
+    return { service, verdict };
+  });
+}
+
+/** What `service` carries by the rule alone (no hand-over). */
 function ruledVerdict(cluster: AssociationReader, service: V1Service): Verdict {
   const verdict = ownVerdict(cluster, service);
   if (!verdict.ok) {
     return verdict;
   }
-  const claimName = verdict.claim.metadata.name!;
-  const winner = claimWinner(cluster, service.metadata!.namespace!, claimName, service);
-  if (!sameService(winner, service)) {
-    const message = `IPAddressClaim ${claimName} serves Service ${winner!.metadata!.name}, the oldest Service naming it; one claim serves one workload`;
-    return { ok: false, claim: verdict.claim, refusal: { reason: REFUSAL.associationRejected, message } };
-  }
-  return verdict;
+  const ruled = ruledVerdicts(cluster, service.metadata!.namespace!, verdict.claim.metadata.name!, service);
+  return ruled.find((r) => sameService(r.service, service))!.verdict;
 }
 
-/** Whether `address` is associated with the Service `to` names, by the rule above. */
-export function associationHolds(cluster: AssociationReader, address: IPAddress, to: AssociatedTo | undefined = address.status?.associatedTo): boolean {
-  if (to?.kind !== 'Service' || !isAssociatedTo(address, to)) {
+/** Whether `address` is associated with the Service `to` names (one of its holders), by the rule above. */
+export function associationHolds(cluster: AssociationReader, address: IPAddress, to: AssociatedTo): boolean {
+  if (to.kind !== 'Service' || !isAssociatedTo(address, to)) {
     return false;
   }
   const service = cluster.service(to.namespace, to.name);
@@ -197,29 +264,32 @@ export function associationVerdict(cluster: AssociationReader, service: V1Servic
   }
   const namespace = service.metadata!.namespace!;
   const name = service.metadata!.name!;
-  for (const address of verdict.addresses) {
-    const to = address.status?.associatedTo;
-    if (!to || (to.kind === 'Service' && to.namespace === namespace && to.name === name)) {
-      continue;
+  const self = { kind: 'Service', namespace, name };
+  // An address associated with this Service already stays (a claim made Exclusive: the others let go).
+  for (const address of verdict.addresses.filter((a) => !isAssociatedTo(a, self))) {
+    for (const to of holdersOf(address.status)) {
+      // A fellow carrier of a Shared claim: nothing to wait for.
+      if (associationHolds(cluster, address, to)) {
+        continue;
+      }
+      const claimName = verdict.claim.metadata.name;
+      if (to.kind !== 'Service') {
+        const message = `IPAddressClaim ${claimName} already serves ${to.kind} ${to.namespace}/${to.name}; one claim serves one workload`;
+        return { ok: false, claim: verdict.claim, refusal: { reason: REFUSAL.associationRejected, message } };
+      }
+      const ip = address.spec.address;
+      const previous = cluster.service(to.namespace, to.name);
+      if (previous && (ingressIps(previous).includes(ip) || driverPin(previous).includes(ip))) {
+        const message = `IPAddressClaim ${claimName}'s ${ip} is still carried by Service ${to.namespace}/${to.name}; it comes here once that one has let it go`;
+        return { ok: false, claim: verdict.claim, refusal: { reason: REFUSAL.handingOver, message } };
+      }
+      // The Service it names has let go already (or is gone): the winner takes it over.
     }
-    const claimName = verdict.claim.metadata.name;
-    if (to.kind !== 'Service') {
-      const message = `IPAddressClaim ${claimName} already serves ${to.kind} ${to.namespace}/${to.name}; one claim serves one workload`;
-      return { ok: false, claim: verdict.claim, refusal: { reason: REFUSAL.associationRejected, message } };
-    }
-    const ip = address.spec.address;
-    const previous = cluster.service(to.namespace, to.name);
-    if (previous && (ingressIps(previous).includes(ip) || driverPin(previous).includes(ip))) {
-      const message = `IPAddressClaim ${claimName}'s ${ip} is still carried by Service ${to.namespace}/${to.name}; it comes here once that one has let it go`;
-      return { ok: false, claim: verdict.claim, refusal: { reason: REFUSAL.handingOver, message } };
-    }
-    // The Service it names has let go already (or is gone): the winner takes it over.
   }
   return verdict;
 }
 
-/** Whether the address's status names this holder. */
+/** Whether the address's status names this holder (first or sharing). */
 export function isAssociatedTo(address: IPAddress, to: Pick<AssociatedTo, 'kind' | 'namespace' | 'name'>): boolean {
-  const at = address.status?.associatedTo;
-  return at?.kind === to.kind && at.namespace === to.namespace && at.name === to.name;
+  return holdersOf(address.status).some((h) => sameHolder(h, to));
 }

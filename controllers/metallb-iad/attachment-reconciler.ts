@@ -1,10 +1,10 @@
 /**
- * The claim's side of the verdict (attachment.ts): `status.associatedTo` and
- * the Attached condition, written only when what they say changes, so a
+ * The claim's side of the verdict (attachment.ts): `status.associatedTo` (and,
+ * for a Shared claim, `status.sharedWith`) and the Attached condition, written only when what they say changes, so a
  * re-applied Service costs the claim no write.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { claimKey, IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, type AssociatedTo } from '../../api/v1alpha1/index.js';
+import { claimKey, holdersOf, IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, sameHolders, withHolders } from '../../api/v1alpha1/index.js';
 import type { Controller } from '../runtime/controller.js';
 import { splitKey } from '../runtime/kube.js';
 import type { Manager } from '../runtime/manager.js';
@@ -13,9 +13,6 @@ import type { DriverClusterStore } from './cluster-store.js';
 import { isPlaceholder } from './placeholders.js';
 import type { DriverStore } from './store.js';
 import { ATTACHED_CONDITION, DRIVER } from './well-known.js';
-
-const sameHolder = (a: AssociatedTo | undefined, b: AssociatedTo | undefined) =>
-  a?.kind === b?.kind && a?.namespace === b?.namespace && a?.name === b?.name;
 
 export class AttachmentReconciler {
   constructor(private readonly store: DriverStore) {}
@@ -28,13 +25,11 @@ export class AttachmentReconciler {
       return;
     }
     const said = claimAttachment(this.store, claim);
-    if (saysAlready(claim.status?.conditions, ATTACHED_CONDITION, said.condition) && sameHolder(claim.status?.associatedTo, said.associatedTo)) {
+    if (saysAlready(claim.status?.conditions, ATTACHED_CONDITION, said.condition) && sameHolders(holdersOf(claim.status), said.carriers)) {
       return;
     }
     const conditions = withCondition(claim.status?.conditions, ATTACHED_CONDITION, said.condition, new Date().toISOString(), claim.metadata.generation);
-    const status = { ...claim.status, conditions };
-    delete status.associatedTo;
-    await this.store.updateClaimStatus({ ...claim, status: said.associatedTo ? { ...status, associatedTo: said.associatedTo } : status });
+    await this.store.updateClaimStatus({ ...claim, status: withHolders({ ...claim.status, conditions }, said.carriers) });
   }
 }
 

@@ -44,15 +44,17 @@ function others(refused: readonly { service: V1Service; reason: string }[]): str
 }
 
 export interface ClaimAttachment {
-  readonly associatedTo?: AssociatedTo;
+  /** The Services that carry the claim's addresses, oldest first (several only for a Shared claim). */
+  readonly carriers: readonly AssociatedTo[];
   /** Undefined when no Service names the claim: a reserved claim is quiet. */
   readonly condition?: Said;
 }
 
 /**
- * What the claim's status says of the Services naming it: which one carries
- * its addresses (the rule's winner) and why each other gets nothing; when none
- * carries them, the oldest's reason leads.
+ * What the claim's status says of the Services naming it: which carry its
+ * addresses (the rule's winner; for a Shared claim every Service it admits)
+ * and why each other gets nothing; when none carries them, the oldest's
+ * reason leads.
  */
 export function claimAttachment(cluster: AssociationReader, claim: IPAddressClaim): ClaimAttachment {
   const namespace = claim.metadata.namespace!;
@@ -62,22 +64,24 @@ export function claimAttachment(cluster: AssociationReader, claim: IPAddressClai
     .filter(({ verdict }) => verdict.ok || verdict.refusal) // deleting, or another driver's claim: not ours to say
     .sort((a, b) => (precedes({ metadata: a.service.metadata ?? {} }, { metadata: b.service.metadata ?? {} }) ? -1 : 1));
   if (naming.length === 0) {
-    return {};
+    return { carriers: [] };
   }
-  const winner = naming.find(({ verdict }) => verdict.ok);
-  const refused = naming.filter((n) => n !== winner).map(({ service, verdict }) => ({ service, reason: verdict.ok ? '' : verdict.refusal!.reason, message: verdict.ok ? '' : verdict.refusal!.message }));
-  if (winner && winner.verdict.ok) {
-    const name = winner.service.metadata!.name!;
-    const ips = winner.verdict.addresses.map((a) => a.spec.address).join(', ');
+  const carrying = naming.filter(({ verdict }) => verdict.ok);
+  const refused = naming.filter((n) => !n.verdict.ok).map(({ service, verdict }) => ({ service, reason: verdict.ok ? '' : verdict.refusal!.reason, message: verdict.ok ? '' : verdict.refusal!.message }));
+  if (carrying.length > 0) {
+    const carried = carrying.map(({ service, verdict }) => {
+      const addresses = verdict.ok ? verdict.addresses : [];
+      return `Service ${service.metadata!.name} carries ${addresses.map((a) => a.spec.address).join(', ')}${heldClause(claim, addresses)}`;
+    });
     const rest = refused.length > 0 ? `; ${others(refused)}` : '';
     return {
-      associatedTo: { kind: 'Service', namespace, name },
-      condition: { status: 'True', reason: ATTACHED_REASON, message: `Service ${name} carries ${ips}${heldClause(claim, winner.verdict.addresses)}${rest}` },
+      carriers: carrying.map(({ service }) => ({ kind: 'Service', namespace, name: service.metadata!.name! })),
+      condition: { status: 'True', reason: ATTACHED_REASON, message: `${carried.join('; ')}${rest}` },
     };
   }
-  const [first, ...rest] = refused as [(typeof refused)[number], ...typeof refused]; // naming is not empty and has no winner
+  const [first, ...rest] = refused as [(typeof refused)[number], ...typeof refused]; // naming is not empty and has no carrier
   const message = `Service ${first.service.metadata!.name}: ${first.message}${rest.length > 0 ? `; ${others(rest)}` : ''}`;
-  return { condition: { status: 'False', reason: first.reason, message } };
+  return { carriers: [], condition: { status: 'False', reason: first.reason, message } };
 }
 
 /** Whether a status's condition of this type already says `said` (or, for undefined, is absent). */

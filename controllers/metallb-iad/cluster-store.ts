@@ -4,7 +4,7 @@
  * reconcilers see only this interface.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { ADDRESS_BY_CANONICAL_IP, CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderKey, ipIndexKeys, IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, resolvedClassName,
+import { ADDRESS_BY_CANONICAL_IP, CLAIM_REF_INDEX, claimKey, claimRefIndexKeys, holderIndexKeys, holderKey, ipIndexKeys, IP_ADDRESS_CLAIM_ANNOTATION, PROVISIONER_ANNOTATION, resolvedClassName,
   GROUP,
   VERSION,
   type IPAddress,
@@ -28,7 +28,7 @@ type Service = k8s.V1Service & KubeObject;
 
 export const ADDRESS_BY_IP = ADDRESS_BY_CANONICAL_IP;
 export const SERVICE_BY_CLAIM = 'claim';
-export const ADDRESS_BY_HOLDER = 'status.associatedTo';
+export const ADDRESS_BY_HOLDER = 'status.holders';
 export const PLACEHOLDER_BY_ADDRESS = 'placeholder.address';
 export const PLACEHOLDER_BY_CLAIM = 'placeholder.claim';
 export const SERVICE_BY_INGRESS = 'status.loadBalancer.ingress';
@@ -91,10 +91,7 @@ export class DriverClusterStore implements DriverStore {
     // By canonical IP: `::ffff:192.0.2.131` and `192.0.2.131` are one IP (api/v1alpha1/duplicates.ts).
     this.addresses.addIndex(ADDRESS_BY_IP, ipIndexKeys);
     this.addresses.addIndex(CLAIM_REF_INDEX, claimRefIndexKeys);
-    this.addresses.addIndex(ADDRESS_BY_HOLDER, (a) => {
-      const to = a.status?.associatedTo;
-      return to ? [holderKey(to)] : [];
-    });
+    this.addresses.addIndex(ADDRESS_BY_HOLDER, holderIndexKeys);
     this.services.addIndex(SERVICE_BY_INGRESS, (s) => ingressIps(s));
     this.services.addIndex(SERVICE_BY_CLAIM, (s) => {
       const claim = s.metadata?.annotations?.[IP_ADDRESS_CLAIM_ANNOTATION];

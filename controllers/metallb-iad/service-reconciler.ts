@@ -5,19 +5,19 @@
  * without authorization puts its address in Conflict.
  */
 import type { V1Condition, V1Service } from '@kubernetes/client-node';
-import { claimKey, duplicateOf, IP_ADDRESS_CLAIM_ANNOTATION, type Condition, type IPAddress } from '../../api/v1alpha1/index.js';
+import { claimKey, duplicateOf, holdersOf, IP_ADDRESS_CLAIM_ANNOTATION, sameHolder, withHolders, type AssociatedTo, type Condition, type IPAddress } from '../../api/v1alpha1/index.js';
 import { compareIps } from '../../api/ip.js';
 import type { EventRecorder } from '../runtime/events.js';
 import { keyOf, splitKey } from '../runtime/kube.js';
 import type { Controller } from '../runtime/controller.js';
 import type { Manager } from '../runtime/manager.js';
 import type { DriverClusterStore } from './cluster-store.js';
-import { associationVerdict, isAssociatedTo, PASSING_REFUSALS, type Verdict } from './association.js';
+import { associationHolds, associationVerdict, isAssociatedTo, PASSING_REFUSALS, type Verdict } from './association.js';
 import { saysAlready, serviceAttachment, withCondition } from './attachment.js';
-import { SERVICE_ATTACHED_CONDITION } from './well-known.js';
+import { SERVICE_ATTACHED_CONDITION, sharingKeyOf } from './well-known.js';
 import { ensureHold, releaseHolds } from './holds.js';
 import { isPlaceholder } from './placeholders.js';
-import { asObject, authorizes, carriesAddressKeys, driverPin, ingressIps, pinnedAs, withoutAddressKeys, withoutPin, withPin } from './services.js';
+import { asObject, authorizes, carriesAddressKeys, driverPin, driverSharingKey, ingressIps, pinnedAs, withoutAddressKeys, withoutPin, withPin } from './services.js';
 import type { DriverStore } from './store.js';
 
 export class ServiceReconciler {
@@ -37,31 +37,38 @@ export class ServiceReconciler {
     const holder = { kind: 'Service', namespace, name };
     // 1. What the Service gives up is held first: the hold waits in MetalLB and takes the IP the
     //    moment the Service lets go, so MetalLB has no moment in which to hand it to anyone else.
+    //    While other Services sharing it carry it on, MetalLB keeps it theirs: no hold then.
     const kept = new Set(target.map((a) => a.metadata.name));
     for (const address of this.store.addressesHeldBy(namespace, name).filter((a) => !kept.has(a.metadata.name))) {
-      await ensureHold(this.store, this.events, address);
+      if (!this.othersCarry(address, holder)) {
+        await ensureHold(this.store, this.events, address);
+      }
     }
     // 2. The association is recorded before the pin, so the Service never carries an address
-    //    whose status names someone else (which would read as a Conflict).
+    //    whose status names someone else (which would read as a Conflict). The Services a Shared
+    //    claim's address is associated with stay; one whose association ended has let go already
+    //    (the verdict waited for it), and is replaced.
     for (const address of target.filter((a) => !isAssociatedTo(a, holder))) {
-      await this.store.updateAddressStatus({ ...address, status: { ...address.status, associatedTo: { kind: 'Service', namespace, name } } });
+      const staying = holdersOf(address.status).filter((to) => associationHolds(this.store, address, to));
+      await this.store.updateAddressStatus({ ...address, status: withHolders(address.status ?? {}, [...staying, holder]) });
     }
     // 3. The pin, exactly as the rule says; taking it off (with the carrier label) makes MetalLB
     //    take the IP back, as the class's pool admits only carriers. On a Service naming a claim this
     //    driver answers for, every MetalLB address key is the driver's: none stays while it pins nothing.
     const pin = target.map((a) => a.spec.address).sort(compareIps).join(',');
+    const share = verdict.ok ? this.sharingKey(service, verdict) : undefined;
     const answered = verdict.ok || verdict.refusal !== undefined;
     let current = service;
-    const settled = pin || !answered ? pinnedAs(service, pin) : !carriesAddressKeys(service);
+    const settled = pin || !answered ? pinnedAs(service, pin, share) : !carriesAddressKeys(service);
     if (!settled) {
-      if (pin) {
-        // An address this Service carried already lost its pin (a replace without the driver's
-        // keys): MetalLB freed the IP, so it is held again until the pin is back.
-        for (const address of target.filter((a) => isAssociatedTo(a, holder))) {
-          await ensureHold(this.store, this.events, address);
-        }
+      // An address this Service carried already lost its pin (a replace without the driver's
+      // keys): MetalLB freed the IP, so it is held again until the pin is back, unless other
+      // Services sharing it carry it on.
+      const unpinned = target.filter((a) => isAssociatedTo(a, holder) && !driverPin(service).includes(a.spec.address) && !this.othersCarry(a, holder));
+      for (const address of unpinned) {
+        await ensureHold(this.store, this.events, address);
       }
-      current = await this.store.updateService(pin ? withPin(service, pin) : answered ? withoutAddressKeys(service) : withoutPin(service));
+      current = await this.store.updateService(pin ? withPin(service, pin, share) : answered ? withoutAddressKeys(service) : withoutPin(service));
       if (pin) {
         this.events.event(asObject(service), 'Normal', 'Associated', `pinned ${pin} from IPAddressClaim ${verdict.claim!.metadata.name}`);
       } else if (driverPin(service).length > 0) {
@@ -76,6 +83,28 @@ export class ServiceReconciler {
     }
     await this.detectConflicts(current);
     await this.report(current, verdict);
+  }
+
+  /** Whether another Service associated with the address still holds that association (a Shared claim's). */
+  private othersCarry(address: IPAddress, self: AssociatedTo): boolean {
+    return holdersOf(address.status).some((to) => !sameHolder(to, self) && associationHolds(this.store, address, to));
+  }
+
+  /**
+   * The sharing key a carrier gets: its claim's, when the claim is Shared. A carrier of a claim
+   * made Exclusive keeps the key it has while another Service still holds one of its IPs: MetalLB
+   * changes a key in place only for the IP's sole user, and would otherwise take the IP away.
+   */
+  private sharingKey(service: V1Service, verdict: Extract<Verdict, { ok: true }>): string | undefined {
+    if (verdict.claim.spec.sharing === 'Shared') {
+      return sharingKeyOf(verdict.claim.metadata.uid!);
+    }
+    const current = driverSharingKey(service);
+    const self = { kind: 'Service', namespace: service.metadata!.namespace!, name: service.metadata!.name! };
+    const others = verdict.addresses.some((a) =>
+      this.store.servicesWithIp(a.spec.address).some((s) => !isPlaceholder(s, this.store.placeholderNamespace) && !sameHolder({ kind: 'Service', namespace: s.metadata!.namespace!, name: s.metadata!.name! }, self)),
+    );
+    return current !== undefined && others ? current : undefined;
   }
 
   /**
@@ -127,7 +156,7 @@ export class ServiceReconciler {
 /**
  * The Service controller and what wakes it: tenant Services (not the driver's
  * placeholders); a claim → the Services naming it; an address → the Services
- * naming its claim and the Service it is associated with.
+ * naming its claim and those it is associated with.
  */
 export function setupServiceController(manager: Manager, store: DriverClusterStore, events: EventRecorder): Controller {
   const naming = (namespace: string, claim: string) => store.servicesForClaim(namespace, claim).map(keyOf);
@@ -147,8 +176,8 @@ export function setupServiceController(manager: Manager, store: DriverClusterSto
     .watches(store.claims, (claim) => naming(claim.metadata.namespace!, claim.metadata.name!))
     .watches(store.addresses, (address) => {
       const ref = address.spec.claimRef;
-      const to = address.status?.associatedTo;
-      return [...(ref ? naming(ref.namespace, ref.name) : []), ...(to?.kind === 'Service' ? [claimKey(to.namespace, to.name)] : [])];
+      const carriers = holdersOf(address.status).filter((to) => to.kind === 'Service');
+      return [...(ref ? naming(ref.namespace, ref.name) : []), ...carriers.map((to) => claimKey(to.namespace, to.name))];
     })
     .complete(new ServiceReconciler(store, events));
 }

@@ -37,7 +37,7 @@ export interface DriverStore {
   addressesOfClass(className: string): IPAddress[];
   /** By canonical IP (`ipIndexKeys`): an IPv4-mapped spelling finds the IPv4 address. */
   addressesByIp(ip: string): IPAddress[];
-  /** By `status.associatedTo` naming this Service. */
+  /** By `status.associatedTo` or `status.sharedWith` naming this Service. */
   addressesHeldBy(namespace: string, name: string): IPAddress[];
   service(namespace: string, name: string): V1Service | undefined;
   /** Services whose claim annotation names this claim (in its namespace). */

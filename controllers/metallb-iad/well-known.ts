@@ -15,6 +15,18 @@ export const PINNED_ANNOTATION = `${DRIVER}/pinned`;
 export const HOLD_RETRIED_ANNOTATION = `${DRIVER}/hold-retried-at`;
 export const PIN_ANNOTATION = 'metallb.io/loadBalancerIPs';
 export const POOL_ANNOTATION = 'metallb.io/address-pool';
+/** MetalLB's sharing key, which the driver sets on every Service carrying a Shared claim's addresses (docs/driver.md, "Sharing"). */
+export const SHARING_ANNOTATION = 'metallb.io/allow-shared-ip';
+
+/** The sharing key of a claim: its UID, under the driver's name, so that no two claims' Services ever share an IP and a key is recognisably the driver's. */
+export function sharingKeyOf(claimUid: string): string {
+  return `${DRIVER}/${claimUid}`;
+}
+
+/** Whether a sharing key is one the driver wrote. */
+export function isDriverSharingKey(value: string | undefined): boolean {
+  return value?.startsWith(`${DRIVER}/`) === true;
+}
 /**
  * On every Service the driver lets carry an address of its pools (its placeholders and the
  * tenant Services it pins), value "true". Each pool admits only Services with this label

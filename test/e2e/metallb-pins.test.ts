@@ -6,7 +6,9 @@
  * and of naming a pool gets a Service that address from a pool that assigns
  * nothing by itself; in a tenant namespace the fence refuses each of them. If
  * MetalLB stopped honouring one, its case here fails, and that clause of the
- * fence (constructs/packages/metallb-address-policy.ts) can go. Also checks
+ * fence (constructs/packages/metallb-address-policy.ts) can go. Each spelling
+ * of the sharing key lets a second Service on another port hold an IP already
+ * assigned, so the fence refuses those too. Also checks
  * that the packages were installed as the operator installs them: the
  * cozystack-values Secret's `_cluster` layered under the package's own values.
  */
@@ -16,6 +18,7 @@ import * as k8sApi from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveHelm } from '../../hack/helm.js';
 import { FENCED_ANNOTATIONS } from '../../constructs/packages/metallb-address-policy.js';
+import { METALLB_ADDRESS_ANNOTATIONS, METALLB_SHARING_ANNOTATIONS } from '../../api/v1alpha1/index.js';
 import { expectRejected } from './support/kube.js';
 import { startPlatform, type Platform } from './support/platform.js';
 import { waitFor } from './support/ports.js';
@@ -28,9 +31,9 @@ const TENANT_USER = 'alice';
 const POOL = 'pins';
 let platform: Platform;
 
-const service = (name: string, namespace: string, pin: { annotations?: Record<string, string>; loadBalancerIP?: string }): k8s.V1Service => ({
+const service = (name: string, namespace: string, pin: { annotations?: Record<string, string>; loadBalancerIP?: string }, port = 80): k8s.V1Service => ({
   metadata: { name, namespace, annotations: pin.annotations },
-  spec: { type: 'LoadBalancer', ports: [{ port: 80 }], loadBalancerIP: pin.loadBalancerIP },
+  spec: { type: 'LoadBalancer', ports: [{ port }], loadBalancerIP: pin.loadBalancerIP },
 });
 const ingress = async (name: string) =>
   (await platform.admin.core.readNamespacedService({ name, namespace: OUTSIDE })).status?.loadBalancer?.ingress?.map((i) => i.ip) ?? [];
@@ -91,9 +94,21 @@ describe('MetalLB v0.16.1 honours every pin the fence covers', () => {
     expect(await ingress('unpinned')).toEqual([]);
   });
 
+  it.each(METALLB_SHARING_ANNOTATIONS.map((key, i) => [key, `198.51.100.${5 + i}`]))('MetalLB lets Services with the same %s share %s on other ports', async (key, ip) => {
+    const slug = key.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
+    const pin = { annotations: { 'metallb.io/loadBalancerIPs': ip, [key]: 'together' } };
+    await platform.admin.core.createNamespacedService({ namespace: OUTSIDE, body: service(`${slug}-a`, OUTSIDE, pin, 80) });
+    await platform.admin.core.createNamespacedService({ namespace: OUTSIDE, body: service(`${slug}-b`, OUTSIDE, pin, 443) });
+    for (const name of [`${slug}-a`, `${slug}-b`]) {
+      await waitFor(`${name} holds ${ip}`, async () => (await ingress(name)).includes(ip), 60_000);
+    }
+    recordScenario(`MetalLB shares an IP by ${key}`);
+  });
+
   it('the fence covers each of them in a tenant namespace', async () => {
-    expect([...FENCED_ANNOTATIONS].sort()).toEqual(PINS.map(([what]) => what).filter((w) => w.includes('/')).sort());
-    for (const [what, pin] of PINS) {
+    expect([...METALLB_ADDRESS_ANNOTATIONS].sort()).toEqual(PINS.map(([what]) => what).filter((w) => w.includes('/')).sort());
+    expect([...FENCED_ANNOTATIONS].sort()).toEqual([...METALLB_ADDRESS_ANNOTATIONS, ...METALLB_SHARING_ANNOTATIONS].sort());
+    for (const [what, pin] of [...PINS, ...METALLB_SHARING_ANNOTATIONS.map((key) => [key, { annotations: { [key]: 'together' } }] as const)]) {
       const name = `t-${what.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`;
       await expectRejected(platform.cluster.client(TENANT_USER).makeApiClient(k8sApi.CoreV1Api).createNamespacedService({ namespace: 'tenant-a', body: service(name, 'tenant-a', pin) }), 403, what);
     }

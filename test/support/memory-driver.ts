@@ -11,7 +11,7 @@
 import type * as k8s from '@kubernetes/client-node';
 import type { V1Service } from '@kubernetes/client-node';
 import { canonicalIp } from '../../api/ip.js';
-import { GROUP, IP_ADDRESS_CLAIM_ANNOTATION, ipIndexKeys, type IPAddress, type IPAddressClaim, type IPAddressClass } from '../../api/v1alpha1/index.js';
+import { GROUP, holdersOf, IP_ADDRESS_CLAIM_ANNOTATION, ipIndexKeys, type IPAddress, type IPAddressClaim, type IPAddressClass } from '../../api/v1alpha1/index.js';
 import type { AdvertisementKind, DriverStore, MetallbObject } from '../../controllers/metallb-iad/store.js';
 import { poolName } from '../../controllers/metallb-iad/names.js';
 import { backingPoolName } from '../../controllers/metallb-iad/class-parameters.js';
@@ -80,7 +80,7 @@ export class InMemoryDriverCluster implements DriverStore {
     ip: ipIndexKeys,
     className: (a) => [a.spec.className],
     claim: (a) => (a.spec.claimRef ? [`${a.spec.claimRef.namespace}/${a.spec.claimRef.name}`] : []),
-    holder: (a) => (a.status?.associatedTo?.kind === 'Service' ? [`${a.status.associatedTo.namespace}/${a.status.associatedTo.name}`] : []),
+    holder: (a) => holdersOf(a.status).filter((h) => h.kind === 'Service').map((h) => `${h.namespace}/${h.name}`),
   });
   readonly services = new IndexedMap<V1Service>({
     ingress: (s) => ingressIps(s),
@@ -148,8 +148,8 @@ export class InMemoryDriverCluster implements DriverStore {
   /** MetalLB's side: give a Service an ingress IP (MetalLB writes status.loadBalancer only, the rest of status stays). */
   assign(namespace: string, name: string, ip: string) {
     const s = this.services.get(`${namespace}/${name}`)!;
-    s.status = { ...s.status, loadBalancer: { ingress: [{ ip }] } };
-    this.services.touch(`${namespace}/${name}`);
+    // A new object, not a change in place: the indexes unfile the old one by what it said.
+    this.services.set(`${namespace}/${name}`, { ...s, status: { ...s.status, loadBalancer: { ingress: ip ? [{ ip }] : [] } } });
   }
   /** kubectl delete of an address. */
   deleteAddressRequest(name: string) {

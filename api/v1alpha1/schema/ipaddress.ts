@@ -74,6 +74,12 @@ export const IPAddressStatus = Type.Object({
     }),
   ),
   associatedTo: Type.Optional(AssociatedTo),
+  sharedWith: Type.Optional(
+    Type.Array(AssociatedTo, {
+      description:
+        "The other workloads that carry the address besides associatedTo (a Shared claim's Services on disjoint ports), in the order they joined. Written by the driver.",
+    }),
+  ),
   conditions: Type.Optional(Conditions),
 });
 export type IPAddressStatus = Static<typeof IPAddressStatus>;

@@ -5,7 +5,7 @@ import { Immutable, StringEnum, withValidations } from '../../typebox/schema.js'
 import { Conditions } from './condition.js';
 import { AssociatedTo } from './ipaddress.js';
 import { ADDRESS_CATEGORY, GROUP, VERSION } from '../group.js';
-import { ADDRESS_FAMILIES, CLAIM_PHASES } from '../phases.js';
+import { ADDRESS_FAMILIES, CLAIM_PHASES, CLAIM_SHARING } from '../phases.js';
 
 /** Whether `field` of `object` is set: present and not empty (empty means unset for both strings here). */
 const isSet = (object: string, field: string) => `(has(${object}.${field}) && ${object}.${field} != '')`;
@@ -36,6 +36,12 @@ export const IPAddressClaimSpec = withValidations(
       Type.String({
         description:
           'Pins the claim to this Available IPAddress. Only meaningful for single-family claims. Immutable once set; may be set later only while no address is bound.',
+      }),
+    ),
+    sharing: Type.Optional(
+      StringEnum(CLAIM_SHARING, {
+        description:
+          'Exclusive (the default): the oldest Service naming the claim carries its addresses. Shared: every Service naming it carries them, as long as no two use the same port and protocol and, with externalTrafficPolicy Local, all select the same Pods (MetalLB\'s rules for one IP on several Services). May change at any time: Shared to Exclusive keeps the oldest carrier\'s address.',
       }),
     ),
   }),
@@ -72,6 +78,12 @@ export const IPAddressClaimStatus = Type.Object({
           "The workload that carries the claim's addresses, written by the driver: among the Services naming the claim, the oldest one the association rule admits. Absent while none does; the Attached condition says why.",
       },
     ),
+  ),
+  sharedWith: Type.Optional(
+    Type.Array(AssociatedTo, {
+      description:
+        'For a Shared claim, the other Services that carry its addresses besides associatedTo, oldest first. Written by the driver.',
+    }),
   ),
   conditions: Type.Optional(Conditions),
 });
@@ -115,6 +127,7 @@ export const IP_ADDRESS_CLAIM: KindDefinition = {
     { name: 'Class', type: 'string', jsonPath: '.status.className' },
     { name: 'Addresses', type: 'string', jsonPath: '.status.addressSummary' },
     { name: 'Serves', type: 'string', jsonPath: '.status.associatedTo.name' },
+    { name: 'Sharing', type: 'string', jsonPath: '.spec.sharing', priority: 1 },
     AGE_COLUMN,
   ],
 };

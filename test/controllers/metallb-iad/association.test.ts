@@ -74,7 +74,7 @@ describe('the association rule', () => {
     expect(reason(w, tenantService('second', { [CLAIM]: 'web' }))).toBe('AssociationRejected');
     // web-lb switched to another claim: its association with web's address no longer holds.
     w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'other' }));
-    expect(associationHolds(w.cluster, w.cluster.address('ip-203-0-113-1')!)).toBe(false);
+    expect(associationHolds(w.cluster, w.cluster.address('ip-203-0-113-1')!, AT_WEB_LB)).toBe(false);
     expect(reason(w, tenantService('second', { [CLAIM]: 'web' }))).toBe('ok');
   });
 
@@ -82,16 +82,16 @@ describe('the association rule', () => {
     const w = bound();
     const address = () => w.cluster.address('ip-203-0-113-1')!;
     w.cluster.putAddress(boundAddress({ phase: 'Bound', associatedTo: AT_WEB_LB }));
-    expect(associationHolds(w.cluster, address())).toBe(false); // no such Service
+    expect(associationHolds(w.cluster, address(), AT_WEB_LB)).toBe(false); // no such Service
     w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
-    expect(associationHolds(w.cluster, address())).toBe(true);
+    expect(associationHolds(w.cluster, address(), AT_WEB_LB)).toBe(true);
     w.cluster.putService(tenantService('web-lb'));
-    expect(associationHolds(w.cluster, address())).toBe(false); // annotation removed
+    expect(associationHolds(w.cluster, address(), AT_WEB_LB)).toBe(false); // annotation removed
     w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }, undefined, ['IPv6']));
-    expect(associationHolds(w.cluster, address())).toBe(false); // wrong family
+    expect(associationHolds(w.cluster, address(), AT_WEB_LB)).toBe(false); // wrong family
     w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
     w.cluster.claims.clear();
-    expect(associationHolds(w.cluster, address())).toBe(false); // claim gone
+    expect(associationHolds(w.cluster, address(), AT_WEB_LB)).toBe(false); // claim gone
   });
 });
 
