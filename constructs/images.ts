@@ -47,7 +47,7 @@ export const IMAGES = {
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:9a30214cc9e83b7ae73af6ccc0253d22eb62466b9627c3066a2e232f4823e7dd',
+    digest: 'sha256:8eb51a2551d1e562eb578a0de17dfb04586f7890ca6d6ccdd64dd46d288ba79e',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -7,8 +7,8 @@
  * the address of its family and keeps the other held). Among the admitted
  * Services naming an Exclusive claim, the oldest (creationTimestamp, then name)
  * carries the addresses; the others get nothing and say why. A Shared claim's
- * admitted Services all carry them, oldest first, each as long as MetalLB lets
- * it share the IP with the older ones (docs/driver.md, "Sharing"). An address
+ * admitted Services all carry them, each as long as MetalLB lets it share the
+ * IP with those that carry it already, or are older (docs/driver.md, "Sharing"). An address
  * is associated with a Service exactly while that Service carries it by this
  * rule. Everything here reads the caches and decides; the reconcilers write
  * what it says.
@@ -199,15 +199,46 @@ export function sharingRefusal(claimName: string, service: V1Service, addresses:
 }
 
 /**
- * What each Service naming a claim carries by the rule alone (no hand-over), oldest first: its
- * own verdict, then, among the admitted, for an Exclusive claim the oldest only, for a Shared
- * one each that may share with the carriers older than it. Whatever the order in which they
- * came or the driver restarted, the answer is the same. `asked` counts as handed in (it may be
- * newer than the cache's copy).
+ * For a Shared claim, the Services its addresses are associated with, in the order they joined
+ * (`namespace/name` to rank): they are judged first, so a Service that comes later never takes a
+ * port, or the address, from one that carries it (a creationTimestamp has one-second grain, and a
+ * Service made in the same second as a carrier may sort before it by name). Empty for an
+ * Exclusive claim, whose carrier is the oldest Service alone.
+ */
+function joinOrder(cluster: AssociationReader, claim: IPAddressClaim | undefined): Map<string, number> {
+  const order = new Map<string, number>();
+  if (claim?.spec.sharing !== 'Shared') {
+    return order;
+  }
+  for (const entry of claim.status?.addresses ?? []) {
+    for (const to of holdersOf(cluster.address(entry.name)?.status)) {
+      const key = `${to.namespace}/${to.name}`;
+      if (to.kind === 'Service' && !order.has(key)) {
+        order.set(key, order.size);
+      }
+    }
+  }
+  return order;
+}
+
+/** The order in which the rule judges the Services naming `claim`: a Shared claim's carriers first, as they joined; then oldest first. */
+export function judgingOrder(cluster: AssociationReader, claim: IPAddressClaim | undefined): (a: V1Service, b: V1Service) => number {
+  const joined = joinOrder(cluster, claim);
+  const rank = (s: V1Service) => joined.get(`${s.metadata?.namespace}/${s.metadata?.name}`) ?? Number.POSITIVE_INFINITY;
+  return (a, b) => rank(a) - rank(b) || (servicePrecedes(a, b) ? -1 : servicePrecedes(b, a) ? 1 : 0);
+}
+
+/**
+ * What each Service naming a claim carries by the rule alone (no hand-over): its own verdict,
+ * then, among the admitted, for an Exclusive claim the oldest only; for a Shared one, the
+ * carriers first in the order they joined, then the others oldest first, each as long as it may
+ * share with those judged before it. The order is read from the caches and the addresses'
+ * status, so a restarted driver answers the same. `asked` counts as handed in (it may be newer
+ * than the cache's copy).
  */
 function ruledVerdicts(cluster: AssociationReader, namespace: string, claimName: string, asked?: V1Service): { service: V1Service; verdict: Verdict }[] {
   const stored = cluster.servicesForClaim(namespace, claimName).filter((s) => !asked || !sameService(s, asked));
-  const naming = (asked ? [asked, ...stored] : stored).sort((a, b) => (servicePrecedes(a, b) ? -1 : servicePrecedes(b, a) ? 1 : 0));
+  const naming = (asked ? [asked, ...stored] : stored).sort(judgingOrder(cluster, cluster.claim(namespace, claimName)));
   const carriers: { service: V1Service; addresses: IPAddress[] }[] = [];
   return naming.map((service) => {
     const verdict = ownVerdict(cluster, service);

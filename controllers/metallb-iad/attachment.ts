@@ -7,9 +7,9 @@
  * caches through the association rule and says what the status should be.
  */
 import type { V1Service } from '@kubernetes/client-node';
-import { nextCondition, precedes, type AssociatedTo, type Condition, type IPAddress, type IPAddressClaim } from '../../api/v1alpha1/index.js';
+import { nextCondition, type AssociatedTo, type Condition, type IPAddress, type IPAddressClaim } from '../../api/v1alpha1/index.js';
 import { familyOf } from '../../api/ip.js';
-import { associationVerdict, type AssociationReader, type Verdict } from './association.js';
+import { associationVerdict, judgingOrder, type AssociationReader, type Verdict } from './association.js';
 import { ATTACHED_REASON } from './well-known.js';
 
 export type Said = Pick<Condition, 'status' | 'reason' | 'message'>;
@@ -44,7 +44,7 @@ function others(refused: readonly { service: V1Service; reason: string }[]): str
 }
 
 export interface ClaimAttachment {
-  /** The Services that carry the claim's addresses, oldest first (several only for a Shared claim). */
+  /** The Services that carry the claim's addresses, in the rule's order (several only for a Shared claim). */
   readonly carriers: readonly AssociatedTo[];
   /** Undefined when no Service names the claim: a reserved claim is quiet. */
   readonly condition?: Said;
@@ -58,11 +58,12 @@ export interface ClaimAttachment {
  */
 export function claimAttachment(cluster: AssociationReader, claim: IPAddressClaim): ClaimAttachment {
   const namespace = claim.metadata.namespace!;
+  const order = judgingOrder(cluster, claim);
   const naming = cluster
     .servicesForClaim(namespace, claim.metadata.name!)
     .map((service) => ({ service, verdict: associationVerdict(cluster, service) }))
     .filter(({ verdict }) => verdict.ok || verdict.refusal) // deleting, or another driver's claim: not ours to say
-    .sort((a, b) => (precedes({ metadata: a.service.metadata ?? {} }, { metadata: b.service.metadata ?? {} }) ? -1 : 1));
+    .sort((a, b) => order(a.service, b.service));
   if (naming.length === 0) {
     return { carriers: [] };
   }

@@ -4,10 +4,14 @@
  * drop the annotation, name a claim that is missing or not Bound, delete the
  * claim), the address goes back to a hold at the same IP and the Service gives
  * the IP up, so no address is ever carried by nothing or by someone outside
- * the books (docs/driver.md, "Association" and "Release").
+ * the books (docs/driver.md, "Association" and "Release"). A Shared claim's
+ * address is carried by several Services on disjoint ports at once, by
+ * MetalLB's own sharing rules, and goes back to its hold only when the last
+ * one lets go (docs/driver.md, "Sharing").
  */
 import { readFileSync } from 'node:fs';
-import type * as k8s from '@kubernetes/client-node';
+import { isDeepStrictEqual } from 'node:util';
+import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClaim, createClass, crd, expectLedgerClean, holdsOf, startPlatform, type Cr, type Platform } from './support/platform.js';
 import type { ControllerProcess } from './support/controller-process.js';
@@ -99,6 +103,7 @@ beforeAll(async () => {
   await createClass(admin(), 'v4', ['198.51.100.0/29']);
   await createClass(admin(), 'v6', ['2001:db8:7::/125']);
   await createClass(admin(), 'gone', ['192.0.2.0/29'], 'Delete');
+  await createClass(admin(), 'shared', ['203.0.113.16/29']);
 }, 600_000);
 
 afterAll(async () => {
@@ -222,6 +227,114 @@ describe('pointing the annotation at a claim that cannot be had', () => {
     await expectHeld(first);
     await expectLedgerClean(admin());
     recordScenario('a Service pointed at an unbound claim gives its old address back');
+  });
+});
+
+describe('a Shared claim', () => {
+  const SHARE = 'metallb.io/allow-shared-ip';
+  const at = (name: string) => ({ kind: 'Service', namespace: NS, name });
+  const ports = (name: string, claim: string, list: k8s.V1ServicePort[], more: Partial<k8s.V1ServiceSpec> = {}): k8s.V1Service => ({
+    ...service(name, claim),
+    spec: { type: 'LoadBalancer', ports: list, ...more },
+  });
+  const attached = async (name: string) =>
+    ((await readService(name)).status?.conditions ?? []).find((c) => c.type === 'local.sdn.cozystack.io/Attached');
+  const holders = async (addressName: string) => {
+    const status = (await getAddress(addressName)).status ?? {};
+    return status.associatedTo ? [status.associatedTo, ...(status.sharedWith ?? [])] : [];
+  };
+  const setSharing = (claim: string, sharing: string) =>
+    admin().custom.patchNamespacedCustomObject(
+      { ...crd('ipaddressclaims'), namespace: NS, name: claim, body: { spec: { sharing } } },
+      k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
+    );
+  /** Samples a Service's ingress every 100 ms while `during` runs: every moment it did not carry `ip`. */
+  async function gapsOf(name: string, ip: string, during: () => Promise<void>): Promise<number> {
+    let gaps = 0;
+    let done = false;
+    const sampling = (async () => {
+      while (!done) {
+        if (!(await ingress(name)).includes(ip)) {
+          gaps++;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    try {
+      await during();
+    } finally {
+      done = true;
+      await sampling;
+    }
+    return gaps;
+  }
+
+  // Services made within one second are ordered by name: each test's first Service sorts first.
+  it('serves port 80 from one Service and 443 from another on its one IP; both are listed; MetalLB’s rules refuse an overlap and another backend', async () => {
+    const both = await boundClaim('both', { className: 'shared', sharing: 'Shared' });
+    await admin().core.createNamespacedService({ namespace: NS, body: ports('both-http', 'both', [{ port: 80 }]) });
+    await admin().core.createNamespacedService({ namespace: NS, body: ports('both-tls', 'both', [{ port: 443 }]) });
+    for (const name of ['both-http', 'both-tls']) {
+      await waitFor(`${name} carries ${both.address}`, async () => (await ingress(name)).join() === both.address, SETTLE_MS);
+      expect((await readService(name)).metadata?.annotations?.[SHARE]).toMatch(/^metallb\.drivers\.local\.sdn\.cozystack\.io\//);
+    }
+    await waitFor('the claim lists both', async () => {
+      const status = (await getClaim('both')).status;
+      return isDeepStrictEqual([status?.associatedTo, status?.sharedWith], [at('both-http'), [at('both-tls')]]);
+    }, SETTLE_MS);
+    expect(await holders(both.name)).toEqual([at('both-http'), at('both-tls')]);
+    expect(await holdsOf(admin(), both.name)).toEqual([]);
+    // Port 80 again (with 8080): refused whole; so is externalTrafficPolicy Local beside Cluster.
+    await admin().core.createNamespacedService({ namespace: NS, body: ports('both-80', 'both', [{ name: 'alt', port: 8080 }, { name: 'http', port: 80 }]) });
+    await admin().core.createNamespacedService({ namespace: NS, body: ports('both-local', 'both', [{ port: 9000 }], { externalTrafficPolicy: 'Local', selector: { app: 'x' } }) });
+    await expectEvent('both-80', 'PortInUse');
+    await expectEvent('both-local', 'BackendMismatch');
+    expect((await attached('both-80'))?.message).toContain('TCP/80');
+    expect([await ingress('both-80'), await ingress('both-local')]).toEqual([[], []]);
+    expect((await readService('both-80')).metadata?.annotations?.[PIN]).toBeUndefined();
+    await expectLedgerClean(admin());
+    recordScenario('a Shared claim: one IP on port 80 of one Service and 443 of another; overlaps and other backends refused');
+  });
+
+  it('the first Service deleted: the second keeps the IP without a gap and no hold is made; the last deleted: held again', async () => {
+    const both = (await getClaim('both')).status!.addresses[0] as { name: string; address: string };
+    await admin().core.deleteNamespacedService({ name: 'both-80', namespace: NS });
+    await admin().core.deleteNamespacedService({ name: 'both-local', namespace: NS });
+    const gaps = await gapsOf('both-tls', both.address, async () => {
+      await admin().core.deleteNamespacedService({ name: 'both-http', namespace: NS });
+      await waitFor('both-tls alone holds the address', async () => isDeepStrictEqual(await holders(both.name), [at('both-tls')]), SETTLE_MS);
+    });
+    expect(gaps).toBe(0);
+    expect(await holdsOf(admin(), both.name)).toEqual([]);
+    await waitFor('the claim lists only both-tls', async () => {
+      const status = (await getClaim('both')).status;
+      return status?.associatedTo?.name === 'both-tls' && status.sharedWith === undefined;
+    }, SETTLE_MS);
+    await admin().core.deleteNamespacedService({ name: 'both-tls', namespace: NS });
+    await expectHeld(both);
+    await expectLedgerClean(admin());
+    recordScenario('a Shared claim: the first Service deleted, the second serves on without a gap; the last deleted, held again');
+  });
+
+  it('made Shared and back to Exclusive: the oldest Service keeps its IP throughout, the newer one joins and then lets go', async () => {
+    const solo = await boundClaim('solo', { className: 'shared' });
+    await admin().core.createNamespacedService({ namespace: NS, body: ports('solo-http', 'solo', [{ port: 80 }]) });
+    await waitFor('solo-http carries it', async () => (await ingress('solo-http')).join() === solo.address, SETTLE_MS);
+    await admin().core.createNamespacedService({ namespace: NS, body: ports('solo-tls', 'solo', [{ port: 443 }]) });
+    await expectEvent('solo-tls', 'AssociationRejected');
+    const gaps = await gapsOf('solo-http', solo.address, async () => {
+      await setSharing('solo', 'Shared');
+      await waitFor('solo-tls joins', async () => (await ingress('solo-tls')).join() === solo.address, SETTLE_MS);
+      await setSharing('solo', 'Exclusive');
+      await waitFor('solo-tls lets go', async () => (await ingress('solo-tls')).length === 0, SETTLE_MS);
+      // Alone again, solo-http drops the sharing key (MetalLB changes it in place for a sole user).
+      await waitFor('solo-http without a sharing key', async () => (await readService('solo-http')).metadata?.annotations?.[SHARE] === undefined, SETTLE_MS);
+    });
+    expect(gaps).toBe(0);
+    expect(await holders(solo.name)).toEqual([at('solo-http')]);
+    expect((await attached('solo-tls'))?.reason).toBe('AssociationRejected');
+    await expectLedgerClean(admin());
+    recordScenario('a claim made Shared and Exclusive again: the oldest Service never loses its IP');
   });
 });
 

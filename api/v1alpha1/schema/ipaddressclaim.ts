@@ -75,14 +75,14 @@ export const IPAddressClaimStatus = Type.Object({
       AssociatedTo.properties,
       {
         description:
-          "The workload that carries the claim's addresses, written by the driver: among the Services naming the claim, the oldest one the association rule admits. Absent while none does; the Attached condition says why.",
+          "The workload that carries the claim's addresses, written by the driver: among the Services naming the claim, the oldest one the association rule admits (for a Shared claim, the first of its carriers; sharedWith lists the others). Absent while none does; the Attached condition says why.",
       },
     ),
   ),
   sharedWith: Type.Optional(
     Type.Array(AssociatedTo, {
       description:
-        'For a Shared claim, the other Services that carry its addresses besides associatedTo, oldest first. Written by the driver.',
+        'For a Shared claim, the other Services that carry its addresses besides associatedTo: those that carried them already in the order they joined, then the newer ones oldest first. Written by the driver.',
     }),
   ),
   conditions: Type.Optional(Conditions),

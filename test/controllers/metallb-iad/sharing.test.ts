@@ -68,6 +68,17 @@ describe('the association rule for a Shared claim', () => {
     expect(verdict.ok ? '' : verdict.refusal?.message).toBe(`TCP/80 on IPAddressClaim web's ${IP} is already served by Service web; Services sharing an address need disjoint ports`);
   });
 
+  it('a Service carrying the address keeps its ports against a newcomer that sorts older (made in the same second, an earlier name)', () => {
+    const w = sharedWorld();
+    w.cluster.putAddress(boundAddress({ phase: 'Bound', associatedTo: at('web') }));
+    w.cluster.putService(web80());
+    w.cluster.putService(naming('a-new', 1, [{ port: 80, protocol: 'TCP' }]));
+    expect([reason(w, 'web'), reason(w, 'a-new')]).toEqual(['ok', 'PortInUse']);
+    // Without the carrier recorded, the rule alone orders them: the earlier name first.
+    w.cluster.putAddress(boundAddress());
+    expect([reason(w, 'web'), reason(w, 'a-new')]).toEqual(['PortInUse', 'ok']);
+  });
+
   it('externalTrafficPolicy Local shares only with Local Services selecting the same Pods (BackendMismatch otherwise)', () => {
     const w = sharedWorld();
     const local = (name: string, second: number, port: number, selector: Record<string, string>) =>

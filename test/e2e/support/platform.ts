@@ -306,8 +306,19 @@ export async function auditLedger(admin: Platform['admin']): Promise<{ problems:
       ipOwners.set(ip, [...(ipOwners.get(ip) ?? []), `${s.metadata!.namespace}/${s.metadata!.name}`]);
     }
   }
+  // Several Services on one IP are a Shared claim's carriers only when its address names each of them.
+  const sharers = new Map<string, Set<string>>();
+  for (const a of addresses) {
+    const names = ((a.status?.associatedTo ? [a.status.associatedTo, ...(a.status.sharedWith ?? [])] : []) as { kind: string; namespace: string; name: string }[])
+      .filter((h) => h.kind === 'Service')
+      .map((h) => `${h.namespace}/${h.name}`);
+    const ip = canonicalIp(a.spec.address);
+    if (ip !== undefined && names.length > 1) {
+      sharers.set(ip, new Set(names));
+    }
+  }
   for (const [ip, owners] of ipOwners) {
-    if (owners.length > 1) {
+    if (owners.length > 1 && !owners.every((o) => sharers.get(ip)?.has(o))) {
       problems.push(`${ip} is assigned to ${owners.join(' and ')}`);
     }
   }
