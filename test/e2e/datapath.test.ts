@@ -3,7 +3,8 @@
  * answered by MetalLB's speaker (ARP, NDP) on a lab node and carried by that
  * node's kube-proxy to a workload (test/e2e/support/lab/, docs/datapath.md).
  * The design's acceptance test at the data plane, Retain across a re-bind,
- * dual stack, theft, and faults under a steady request stream.
+ * dual stack, one IP shared by two Services, theft, and faults under a
+ * steady request stream.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -240,6 +241,33 @@ describe.skipIf(unavailable)('the data path', () => {
     await expectSilence(url4);
     await expectSilence(url6);
     recordScenario('data plane: Dual claim reached over IPv4 (ARP) and IPv6 (NDP)');
+  });
+
+  it('sharing: one IP serves port 80 from one Service and 443 from another; the first deleted, the second serves on without a gap', async () => {
+    const [{ name, address }] = (await boundClaim('shared', { className: 'public', sharing: 'Shared' })) as [{ name: string; address: string }];
+    const http = await lab.target(address);
+    const tls = http.replace(/\/$/, ':443/');
+    await attach(platform, lab, http, { namespace: NS, service: 'share-http', workload: 'w1', claim: 'shared' });
+    const joined = await attach(platform, lab, tls, { namespace: NS, service: 'share-tls', workload: 'w2', claim: 'shared', port: 443 });
+    figures.push(`sharing: the second Service answers on port 443 of the first's IP after ${joined.totalMs} ms`);
+    await expectOnly(http, 'w1', 20);
+    await expectOnly(tls, 'w2', 20);
+    const r = await underStream(lab, tls, 'w2', async () => {
+      await deleteService(platform, NS, 'share-http');
+      await waitFor('share-tls alone carries the address', async () => {
+        const status = (await getAddress(name)).status;
+        return status?.associatedTo?.name === 'share-tls' && status.sharedWith === undefined;
+      }, SETTLE);
+    });
+    const detail = `${describeStream(r)}${r.failed ? `; ${failureTimeline(r, r.faultAt)}` : ''}`;
+    figures.push(`sharing: the first Service deleted under a stream to the second: ${detail}`);
+    expect(dataPathFailures(r), detail).toBe(0);
+    expect(await holdsOf(platform.admin, name)).toEqual([]);
+    await expectSilence(http);
+    await deleteService(platform, NS, 'share-tls');
+    await expectHeld(name);
+    await expectSilence(tls);
+    recordScenario('data plane: one IP on port 80 of one Service and 443 of another; the first deleted, the second never misses a request');
   });
 
   describe('theft at the data plane', () => {

@@ -19,6 +19,8 @@ export interface Fronting {
   readonly annotations?: Record<string, string>;
   readonly labels?: Record<string, string>;
   readonly loadBalancerClass?: string;
+  /** The Service's port (80 unless given). */
+  readonly port?: number;
 }
 
 const ignoreMissing = (e: { code?: number }) => (e.code === 404 ? undefined : Promise.reject(e));
@@ -77,7 +79,7 @@ export interface Timed {
  */
 export async function attach(platform: Platform, lab: Lab, url: string, f: Fronting, deadlineMs = 60_000): Promise<Timed> {
   const start = Date.now();
-  await lab.createService(f.namespace, f.service, f.workload, { claim: f.claim, families: f.families, annotations: f.annotations, labels: f.labels, loadBalancerClass: f.loadBalancerClass });
+  await lab.createService(f.namespace, f.service, f.workload, { claim: f.claim, families: f.families, annotations: f.annotations, labels: f.labels, loadBalancerClass: f.loadBalancerClass, port: f.port });
   return answered(platform, lab, url, f, start, deadlineMs, `after ${f.namespace}/${f.service} was created`);
 }
 

@@ -46,11 +46,11 @@ export function endpointSlices(
   }));
 }
 
-/** A LoadBalancer Service on port 80 (to the workloads' port), naming `claim` when given, of `loadBalancerClass` when given. */
+/** A LoadBalancer Service on port 80 (or `port`; to the workloads' port), naming `claim` when given, of `loadBalancerClass` when given. */
 export function loadBalancer(
   namespace: string,
   name: string,
-  options: { claim?: string; families?: readonly Family[]; annotations?: Record<string, string>; labels?: Record<string, string>; loadBalancerClass?: string } = {},
+  options: { claim?: string; families?: readonly Family[]; annotations?: Record<string, string>; labels?: Record<string, string>; loadBalancerClass?: string; port?: number } = {},
 ): k8s.V1Service {
   const families = options.families ?? ['IPv4'];
   return {
@@ -64,7 +64,7 @@ export function loadBalancer(
       type: 'LoadBalancer',
       ipFamilyPolicy: families.length > 1 ? 'RequireDualStack' : 'SingleStack',
       ipFamilies: [...families],
-      ports: [{ port: 80, targetPort: WORKLOAD_PORT, protocol: 'TCP' }],
+      ports: [{ port: options.port ?? 80, targetPort: WORKLOAD_PORT, protocol: 'TCP' }],
       ...(options.loadBalancerClass !== undefined ? { loadBalancerClass: options.loadBalancerClass } : {}),
     },
   };
