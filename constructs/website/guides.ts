@@ -164,7 +164,7 @@ export function tenantGuide(): string {
         "kubectl wait --for=jsonpath='{.status.loadBalancer.ingress[0].ip}'=\"$claimed\" service/web --timeout=120s",
         'echo "service/web answers on $claimed"',
       ]),
-      'Charts of the platform\'s applications take the claim in their values and set the annotation for you. One claim serves one Service at a time: a second Service naming it gets nothing, and its `Attached` condition says so.',
+      'Charts of the platform\'s applications take the claim in their values and set the annotation for you. One claim serves one Service at a time, unless you let it be shared (below): a second Service naming it gets nothing, and its `Attached` condition says so.',
       '## Move it to another workload',
       'Delete the Service (or take the annotation off): the address is held for the claim, silent. The next Service naming the claim gets the same address:',
       block('sh', [
@@ -189,6 +189,29 @@ export function tenantGuide(): string {
         "claimed=$(kubectl get ipclaim web -o jsonpath='{.status.addresses[0].address}')",
         "kubectl wait --for=jsonpath='{.status.loadBalancer.ingress[0].ip}'=\"$claimed\" service/web-v2 --timeout=120s",
       ]),
+      '## Share it between Services',
+      'Several Services may carry one address on different ports, say HTTP from one and HTTPS from another: set `sharing: Shared` on the claim (you may at any time; `Exclusive`, the default, lets one Service carry it), then name it from each Service:',
+      block('sh', ['kubectl patch ipclaim web --type=merge -p \'{"spec":{"sharing":"Shared"}}\'']),
+      block('yaml', [
+        'apiVersion: v1',
+        'kind: Service',
+        'metadata:',
+        '  name: web-tls',
+        '  annotations:',
+        '    local.sdn.cozystack.io/ip-address-claim: web',
+        'spec:',
+        '  type: LoadBalancer',
+        '  selector:',
+        '    app: web-v2',
+        '  ports:',
+        '    - port: 443',
+      ]),
+      block('sh', [
+        "claimed=$(kubectl get ipclaim web -o jsonpath='{.status.addresses[0].address}')",
+        "kubectl wait --for=jsonpath='{.status.loadBalancer.ingress[0].ip}'=\"$claimed\" service/web-tls --timeout=120s",
+        "kubectl get ipclaim web -o jsonpath='{.status.associatedTo.name} {.status.sharedWith[*].name}{\"\\n\"}'",
+      ]),
+      'No two Services may use the same port and protocol on it, and Services with `externalTrafficPolicy: Local` must all select the same Pods: a Service that breaks either gets nothing, with `PortInUse` or `BackendMismatch` in its `Attached` condition. Deleting one Service leaves the others serving; the address is held for the claim again only when the last one goes.',
       '## When a claim stays Pending',
       'Its conditions say why. A class may limit how many claims one namespace holds; a claim over it waits:',
       block('yaml', [
@@ -214,7 +237,7 @@ export function tenantGuide(): string {
       'The reasons you may meet: `WaitingForProvisioning` (seconds), `ClassLimitReached` (delete a claim of that class), `ClassNotAllowed` (your namespace may not use the class: ask your admin), `ClassExhausted` (the class is full), `ClassNotFound` (a typo in `className`). A claim your namespace may not make at all is refused when you create it; to ask without creating anything, use `kubectl create --dry-run=server -f claim.yaml`.',
       '## Give it back',
       'Deleting the claim gives the address back. Depending on the class, it is freed for anyone, or kept `Released` for your platform\'s admin, who decides when it is handed out again; either way it is no longer yours:',
-      block('sh', ['kubectl delete ipclaim extra', 'kubectl delete service web-v2', 'kubectl delete ipclaim web api']),
+      block('sh', ['kubectl delete ipclaim extra', 'kubectl delete service web-v2 web-tls', 'kubectl delete ipclaim web api']),
     ],
   );
 }

@@ -102,7 +102,7 @@ describe('the website’s guides run as written', () => {
     recordScenario(`guides: the admin guide's ${ran} blocks run as written`);
   }, 900_000);
 
-  it('the tenant guide, as a tenant admin in its namespace: reserve, attach, move, a limit, give back', async () => {
+  it('the tenant guide, as a tenant admin in its namespace: reserve, attach, move, share, a limit, give back', async () => {
     const ran = await runPage(GUIDE_PAGES.tenant, 'tenant');
     expect(ran).toBeGreaterThan(6);
     recordScenario(`guides: the tenant guide's ${ran} blocks run as written`);
