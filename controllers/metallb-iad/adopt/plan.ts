@@ -255,7 +255,7 @@ export function planAdoption(world: AdoptionWorld): AdoptionPlan {
     for (const ip of outcome.ips) {
       const other = ipOwners.get(ip);
       if (other) {
-        refusals.push(`${serviceId(service)}: ${ip} is held by ${other} too; MetalLB shares it, a claim cannot`);
+        refusals.push(`${serviceId(service)}: ${ip} is held by ${other} too; MetalLB shares it (allow-shared-ip), and adoption makes one claim per Service, never a Shared claim for several (docs/adoption.md)`);
       }
       ipOwners.set(ip, serviceId(service));
     }

@@ -167,7 +167,7 @@ describe('planAdoption', () => {
 
   it('refuses an IP two Services share', () => {
     const plan = planAdoption(world([lb('tenant-a', 'a', ['192.0.2.1']), lb('tenant-b', 'b', ['192.0.2.1'])]));
-    expect(plan).toEqual({ ok: false, refusals: ['tenant-b/b: 192.0.2.1 is held by tenant-a/a too; MetalLB shares it, a claim cannot'] });
+    expect(plan).toEqual({ ok: false, refusals: ['tenant-b/b: 192.0.2.1 is held by tenant-a/a too; MetalLB shares it (allow-shared-ip), and adoption makes one claim per Service, never a Shared claim for several (docs/adoption.md)'] });
   });
 });
 
