@@ -47,7 +47,7 @@ export const IMAGES = {
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:8eb51a2551d1e562eb578a0de17dfb04586f7890ca6d6ccdd64dd46d288ba79e',
+    digest: 'sha256:e8366f9491031361ce0481a9451ff5da07339ba27e4ab5d4e4432bfa9c64ca52',
   },
 } as const satisfies Record<string, ImagePin>;
 
