@@ -14,7 +14,7 @@ import type { Manager } from '../runtime/manager.js';
 import type { DriverClusterStore } from './cluster-store.js';
 import { associationHolds, associationVerdict, isAssociatedTo, PASSING_REFUSALS, type Verdict } from './association.js';
 import { saysAlready, serviceAttachment, withCondition } from './attachment.js';
-import { SERVICE_ATTACHED_CONDITION, sharingKeyOf } from './well-known.js';
+import { SERVICE_ATTACHED_CONDITION, SHARING_ANNOTATION, sharingKeyOf } from './well-known.js';
 import { ensureHold, releaseHolds } from './holds.js';
 import { isPlaceholder } from './placeholders.js';
 import { asObject, authorizes, carriesAddressKeys, driverPin, driverSharingKey, ingressIps, pinnedAs, withoutAddressKeys, withoutPin, withPin } from './services.js';
@@ -61,10 +61,11 @@ export class ServiceReconciler {
     let current = service;
     const settled = pin || !answered ? pinnedAs(service, pin, share) : !carriesAddressKeys(service);
     if (!settled) {
-      // An address this Service carried already lost its pin (a replace without the driver's
-      // keys): MetalLB freed the IP, so it is held again until the pin is back, unless other
-      // Services sharing it carry it on.
-      const unpinned = target.filter((a) => isAssociatedTo(a, holder) && !driverPin(service).includes(a.spec.address) && !this.othersCarry(a, holder));
+      // An address this Service carried already lost its pin or label (a replace without the
+      // driver's keys): MetalLB freed the IP, so it is held again until the pin is back, unless
+      // other Services sharing it carry it on. A sharing key alone changing frees nothing.
+      const keyOnly = pin !== '' && pinnedAs(service, pin, service.metadata?.annotations?.[SHARING_ANNOTATION]);
+      const unpinned = keyOnly ? [] : target.filter((a) => isAssociatedTo(a, holder) && !this.othersCarry(a, holder));
       for (const address of unpinned) {
         await ensureHold(this.store, this.events, address);
       }

@@ -130,6 +130,7 @@ describe('the driver’s writes for a Shared claim', () => {
     await w.reconcileService('web');
     expect(w.cluster.log.some((l) => l.startsWith(`create Service/${PH}`))).toBe(false);
     expect(w.cluster.service('tenant-a', 'web')!.metadata?.annotations?.[SHARE]).toBeUndefined();
+    expect(w.cluster.placeholdersOf('ip-203-0-113-1')).toEqual([]); // a key changed in place frees nothing: no hold
     await w.reconcileAddress();
     expect(w.cluster.address('ip-203-0-113-1')!.status?.sharedWith).toEqual([at('tls')]); // web still carries the IP in MetalLB
     w.cluster.assign('tenant-a', 'web', '');
@@ -163,6 +164,7 @@ describe('the driver’s writes for a Shared claim', () => {
     await w.reconcileService('web');
     expect(w.cluster.service('tenant-a', 'web')!.metadata?.annotations).toMatchObject({ [PIN]: IP });
     expect(w.cluster.service('tenant-a', 'web')!.metadata?.annotations?.[SHARE]).toBeUndefined();
+    expect(w.cluster.placeholdersOf('ip-203-0-113-1')).toEqual([]); // a key changed in place frees nothing: no hold
     await w.reconcileAddress();
     expect(w.cluster.address('ip-203-0-113-1')!.status?.sharedWith).toBeUndefined();
   });

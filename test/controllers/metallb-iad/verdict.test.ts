@@ -303,6 +303,24 @@ describe('a replace that dropped the driver’s keys', () => {
     expect(pinOf(w, 'web-lb')).toBe('203.0.113.1');
   });
 
+  it('the carrier label alone taken off (the pin kept) frees the IP in MetalLB too: held again first, then labelled', async () => {
+    const w = boundWorld();
+    await w.reconcileAddress();
+    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
+    await w.reconcileService('web-lb');
+    w.cluster.assign('tenant-a', 'web-lb', '203.0.113.1');
+    const stripped = w.cluster.service('tenant-a', 'web-lb')!;
+    stripped.metadata!.labels = {};
+    w.cluster.putService(stripped);
+    w.cluster.log.length = 0;
+    await w.reconcileService('web-lb');
+    expect(w.cluster.log.map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual([
+      `create Service/${PH}/iad-ip-203-0-113-1`,
+      'update Service/tenant-a/web-lb',
+      `delete Service/${PH}/iad-ip-203-0-113-1`,
+    ]);
+  });
+
   it('a re-apply that keeps the driver’s keys costs nothing', async () => {
     const w = boundWorld();
     await w.reconcileAddress();
