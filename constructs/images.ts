@@ -47,7 +47,7 @@ export const IMAGES = {
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:e8366f9491031361ce0481a9451ff5da07339ba27e4ab5d4e4432bfa9c64ca52',
+    digest: 'sha256:7e04cf6127074eabfb1ee60ac5219d6ec3819df7a42e5d9853d4fd93ce0130d2',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -41,7 +41,7 @@ export const IPAddressClaimSpec = withValidations(
     sharing: Type.Optional(
       StringEnum(CLAIM_SHARING, {
         description:
-          'Exclusive (the default): the oldest Service naming the claim carries its addresses. Shared: every Service naming it carries them, as long as no two use the same port and protocol and, with externalTrafficPolicy Local, all select the same Pods (MetalLB\'s rules for one IP on several Services). May change at any time: Shared to Exclusive keeps the oldest carrier\'s address.',
+          'Exclusive (the default): the oldest Service naming the claim carries its addresses. Shared: every Service naming it carries them, as long as no two use the same port and protocol and, with externalTrafficPolicy Local, all select the same Pods (MetalLB\'s rules for one IP on several Services). May change at any time: back to Exclusive, the oldest Service naming the claim keeps (or takes over) its addresses and the others let go.',
       }),
     ),
   }),
