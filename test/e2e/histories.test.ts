@@ -2,6 +2,8 @@
  * Randomized histories: for each of six fixed seeds, 150 operations drawn from
  * a seeded PRNG (claims and Services made, re-pointed, retyped and deleted,
  * names reused, Services of the wrong family, two Services naming one claim,
+ * Shared claims whose Services share one IP on ports 80, 443 or 8080 that
+ * overlap or not, claims switched between Shared and Exclusive, ports changed,
  * Dual claims on single-stack Services and Services switched between single-
  * and dual-stack, Services re-applied (server-side apply as helm-controller;
  * a read-modify-write update) and replaced without the driver's keys, a class

@@ -11,7 +11,7 @@ import { canonicalIp, familyOf } from '../../../../api/ip.js';
 import { GROUP, VERSION } from '../kube.js';
 import { createClaim, createClass, crd, setAdvertisement, type Cr, type MetallbController, type Platform } from '../platform.js';
 import type { Controllers } from './controllers.js';
-import { isFault, type Operation, type ServiceShape, type Stack } from './operations.js';
+import { isFault, type Operation, type Port, type ServiceShape, type Stack } from './operations.js';
 import { ordinal } from './order.js';
 import { sleep } from './time.js';
 import { ADMIN_NAMESPACE, badClassAddresses, CARRIER_LABEL, CLAIM_ANNOTATION, CLASSES, METALLB_PIN, PINNED_MARKER } from './world.js';
@@ -32,13 +32,15 @@ export const STACKS: Record<Stack, Pick<k8s.V1ServiceSpec, 'ipFamilyPolicy' | 'i
 };
 
 /** A selectorless LoadBalancer Service with one port: nothing runs behind it, MetalLB only assigns. */
-function loadBalancer(namespace: string, name: string, stack: Stack, annotations: Record<string, string>, lbClass?: string): k8s.V1Service {
-  return manifest(namespace, name, { type: 'LoadBalancer', stack, ...(lbClass ? { lbClass } : {}) }, annotations);
+function loadBalancer(namespace: string, name: string, stack: Stack, annotations: Record<string, string>, lbClass?: string, port: Port = 80): k8s.V1Service {
+  return manifest(namespace, name, { type: 'LoadBalancer', stack, port, ...(lbClass ? { lbClass } : {}) }, annotations);
 }
 
 /**
  * A tenant Service's manifest as the history last asked for it (the user's file, so to speak): the
- * claim annotation, the type, the families and the loadBalancerClass, and nothing of the driver's.
+ * claim annotation, the type, the families, the port and the loadBalancerClass, and nothing of the
+ * driver's. No externalTrafficPolicy (Cluster) and no selector: every Service of a Shared claim has
+ * the same backend key, so MetalLB parts them by port alone.
  */
 function manifest(namespace: string, name: string, shape: ServiceShape, annotations: Record<string, string> = shape.claim ? { [CLAIM_ANNOTATION]: shape.claim } : {}): k8s.V1Service {
   return {
@@ -47,21 +49,28 @@ function manifest(namespace: string, name: string, shape: ServiceShape, annotati
     metadata: { name, namespace, annotations },
     spec: {
       type: shape.type,
-      ports: [{ port: 80, protocol: 'TCP' }],
+      ports: [{ port: shape.port, protocol: 'TCP' }],
       ...STACKS[shape.stack],
       ...(shape.type === 'LoadBalancer' && shape.lbClass ? { loadBalancerClass: shape.lbClass } : {}),
     },
   };
 }
 
-/** A JSON merge patch of a Service: only the fields named change, so the driver's pin is never rewritten by us. */
+/**
+ * A JSON merge patch of a Service: only the fields named change, so the driver's pin is never
+ * rewritten by us. A port replaces the whole list (a merge patch does not merge lists).
+ */
 function mergePatch(
   platform: Platform,
   namespace: string,
   name: string,
-  patch: { annotations?: Record<string, string | null>; type?: string; stack?: Stack },
+  patch: { annotations?: Record<string, string | null>; type?: string; stack?: Stack; port?: Port },
 ) {
-  const spec = { ...(patch.type ? { type: patch.type } : {}), ...(patch.stack ? STACKS[patch.stack] : {}) };
+  const spec = {
+    ...(patch.type ? { type: patch.type } : {}),
+    ...(patch.stack ? STACKS[patch.stack] : {}),
+    ...(patch.port ? { ports: [{ port: patch.port, protocol: 'TCP' }] } : {}),
+  };
   const body = {
     apiVersion: 'v1',
     kind: 'Service',
@@ -159,15 +168,21 @@ async function run(target: Target, op: Operation): Promise<string> {
   const { admin } = platform;
   switch (op.kind) {
     case 'createClaim':
-      await createClaim(admin, op.name, { className: op.className, family: op.family }, op.namespace);
+      await createClaim(admin, op.name, { className: op.className, family: op.family, ...(op.sharing === 'Shared' ? { sharing: 'Shared' } : {}) }, op.namespace);
       return 'ok';
+    case 'setSharing': {
+      // A JSON merge patch: KubernetesObject has no room for a spec. No resourceVersion: the switch is the tenant's, not a race to lose.
+      const patch = { apiVersion: `${GROUP}/${VERSION}`, kind: 'IPAddressClaim', metadata: { name: op.name, namespace: op.namespace }, spec: { sharing: op.sharing } } as k8s.KubernetesObject;
+      await admin.objects.patch(patch, undefined, undefined, 'histories', undefined, k8s.PatchStrategy.MergePatch);
+      return 'ok';
+    }
     case 'deleteClaim':
       await admin.custom.deleteNamespacedCustomObject({ ...crd('ipaddressclaims'), namespace: op.namespace, name: op.name });
       return 'ok';
     case 'createService':
       await admin.core.createNamespacedService({
         namespace: op.namespace,
-        body: loadBalancer(op.namespace, op.name, op.stack, op.claim ? { [CLAIM_ANNOTATION]: op.claim } : {}, op.lbClass),
+        body: loadBalancer(op.namespace, op.name, op.stack, op.claim ? { [CLAIM_ANNOTATION]: op.claim } : {}, op.lbClass, op.port),
       });
       return 'ok';
     case 'reapply':
@@ -181,6 +196,8 @@ async function run(target: Target, op: Operation): Promise<string> {
     }
     case 'setStack':
       return mergePatch(platform, op.namespace, op.name, { stack: op.stack }).then(() => 'ok');
+    case 'setPort':
+      return mergePatch(platform, op.namespace, op.name, { port: op.port }).then(() => 'ok');
     case 'recreateService': {
       await admin.core.deleteNamespacedService({ namespace: op.namespace, name: op.name });
       // Nothing holds a tenant Service back (no finalizer here): it is gone at once, or nearly.

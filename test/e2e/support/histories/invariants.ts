@@ -3,15 +3,17 @@
  * earlier snapshots showed Released). Pure and deterministic: the same
  * snapshots give the same violations, in the same order.
  *
- *   1  no IP is carried by two Services
+ *   1  no IP is carried by two Services, unless they are all carriers of a Shared claim's address
+ *      of that IP: tenant Services its status names (associatedTo, sharedWith)
  *   2  a Bound claim has exactly one address per requested family (none of another), each inside
  *      its class's ranges, and its status lists exactly those
- *   3  every recorded address (not being deleted, not Lost) is carried by exactly one Service: its
- *      hold, or the tenant Service its associatedTo names, which names its claim, Bound to it
+ *   3  every recorded address (not being deleted, not Lost) is carried by its hold alone, or by
+ *      exactly the tenant Services its status names (associatedTo, then sharedWith: several only
+ *      for a Shared claim), each naming its claim, Bound to it
  *   4  no IP of a class is carried outside the books: a placeholder carries only the IP of the
- *      address it is linked to, any other Service only an address associated to it; the admin's
- *      hand-pinned Services are the one exception, and a theft must show as the address's
- *      Conflict (a Conflict with no thief is a violation too)
+ *      address it is linked to, any other Service only an address whose status names it among its
+ *      carriers; the admin's hand-pinned Services are the one exception, and a theft must show as
+ *      the address's Conflict (a Conflict with no thief is a violation too)
  *   5  a Released address stays Released, bound to the same (deleted) claim, and only its hold
  *      carries its IP
  *   6  no claim is left unbound while its class has room for every family it still misses
@@ -25,39 +27,48 @@
  *      whole configuration): a class whose ranges overlap, its own or another's, gets no pool
  *  10  a spec edit of a claim (className, family, addressName) is refused with 422 naming the
  *      field: judged on the operation's outcome, not on a snapshot
- *  11  the association rule's winner (docs/driver.md): among the Services naming a claim, those
- *      admitted (LoadBalancer, the claim Bound with its addresses recorded, the claim's class's
- *      loadBalancerClass, a family of the claim: exactly its family for a single-family claim) are
- *      ordered by creationTimestamp, then name; the oldest carries the claim's addresses of its
- *      families (its ingress lists them, each address's associatedTo names it), every other
- *      Service naming the claim carries nothing and has no pin of the driver's, and an address no
- *      admitted Service carries is associated with nothing
- *  12  a Dual claim carried by a single-stack Service: the address of the other family stays
+ *  11  the association rule's carriers (docs/driver.md, "Association" and "Sharing"): among the
+ *      Services naming a claim, those admitted (LoadBalancer, the claim Bound with its addresses
+ *      recorded, the claim's class's loadBalancerClass, a family of the claim: exactly its family
+ *      for a single-family claim) are judged in order. An Exclusive claim's are judged oldest first
+ *      (creationTimestamp, then name): the first carries, every other is refused
+ *      (AssociationRejected). A Shared claim's are judged first as its addresses' status names them
+ *      (address by address as the claim's status.addresses lists them; associatedTo, then
+ *      sharedWith), then the rest oldest first; each carries unless, on an address it would carry
+ *      that a Service accepted before it carries too, the two have other backend keys
+ *      (BackendMismatch) or serve one protocol and port (PortInUse). A carrier carries the claim's
+ *      addresses of its families (its ingress lists them), each address's status names exactly its
+ *      carriers, every other Service naming the claim carries nothing and has no pin of the
+ *      driver's, and an address no carrier takes is associated with nothing
+ *  12  a Dual claim's address of a family none of its carriers has (single-stack Services) stays
  *      held (its hold carries it) and no other Service carries it
  *  13  a Service whose loadBalancerClass is not its claim's class's carries nothing and has no pin
  *  14  the verdict says the rule: a Service naming a claim has the condition
- *      local.sdn.cozystack.io/Attached, True/Attached for the winner, False with the refusal's
+ *      local.sdn.cozystack.io/Attached, True/Attached for a carrier, False with the refusal's
  *      reason otherwise (NotLoadBalancer, ClaimNotFound, ClaimNotBound, LoadBalancerClassMismatch,
- *      WrongFamily, AssociationRejected), and none when it names no claim; the claim's
- *      status.associatedTo names the winner (absent without one) and its Attached condition is
- *      True/Attached with a winner, else False with the reason of the oldest Service naming it,
- *      and absent when none names it
+ *      WrongFamily, AssociationRejected, PortInUse, BackendMismatch), and none when it names no
+ *      claim; the claim's status.associatedTo names its first carrier in the judging order and
+ *      status.sharedWith the others in that order (each absent when empty), and its Attached
+ *      condition is True/Attached with a carrier, else False with the reason of the first Service
+ *      naming it in the judging order, and absent when none names it
  *  15  a Bound claim's addresses never change while it stays Bound (one claim UID): a replace that
  *      dropped the driver's pin, a re-apply, a restart or a switch of Services gets the same IPs
  *
- * A duplicate holds no reservation (its IP is its address's): 3 and 4 do not judge it.
+ * A duplicate holds no reservation (its IP is its address's): 3 and 4 do not judge it. An address's
+ * carriers are judged as a set: the order they joined is history no snapshot shows (the claim's
+ * order, which the judging order reads from it, is judged by 14).
  */
 import { familyOf, parseRange, rangeContains, rangesOverlap, type Family, type IpRange } from '../../../../api/ip.js';
 import { requestedFamilies } from '../../../../api/v1alpha1/index.js';
 import { ordinal } from './order.js';
 import type { Operation } from './operations.js';
-import type { AddressView, ClaimView, ConditionView, ServiceView, Snapshot } from './snapshot.js';
+import type { AddressView, ClaimView, ConditionView, HolderView, ServiceView, Snapshot } from './snapshot.js';
 import { ADMIN_NAMESPACE, CLAIM_ATTACHED, SERVICE_ATTACHED, TENANTS } from './world.js';
 
 export const INVARIANTS = {
-  1: 'one Service per IP',
+  1: "one Service per IP, or a Shared claim's carriers its address names",
   2: 'a Bound claim has one address per family, inside its class',
-  3: 'every recorded address is carried exactly once, by its hold or its associated Service',
+  3: 'every recorded address is carried by its hold alone or by exactly the Services its status names',
   4: 'no class IP is carried outside the books (admin pins show as Conflict)',
   5: 'a Released address stays Released, carried only by its hold',
   6: 'no claim waits while its class has room',
@@ -65,10 +76,10 @@ export const INVARIANTS = {
   8: 'one IP, one binding: a duplicate IPAddress is never Bound or listed',
   9: "MetalLB's pools never overlap",
   10: "a claim's spec edit is refused",
-  11: 'the oldest admitted Service naming a claim carries it, no other Service naming it carries anything',
-  12: "a Dual claim's other address stays held while a single-stack Service carries it",
+  11: "a claim's carriers by the rule (the oldest admitted; for a Shared claim each one MetalLB lets share) carry it, no other Service naming it carries anything",
+  12: "a Dual claim's address of a family no carrier has stays held",
   13: "a Service of another loadBalancerClass than its claim's class carries nothing",
-  14: "the Service's Attached condition and the claim's associatedTo and Attached say the rule's verdict",
+  14: "the Service's Attached condition and the claim's associatedTo, sharedWith and Attached say the rule's verdict",
   15: "a Bound claim's addresses never change",
 } as const;
 export type InvariantId = keyof typeof INVARIANTS;
@@ -133,6 +144,13 @@ export class BoundMemory {
 const svcName = (s: Pick<ServiceView, 'namespace' | 'name'>) => `${s.namespace}/${s.name}`;
 const addressObject = (a: AddressView) => `IPAddress ${a.name} (${a.ip})`;
 const claimObject = (c: ClaimView) => `IPAddressClaim ${c.namespace}/${c.name} (uid ${c.uid.slice(0, 8)})`;
+
+/** The workloads a status names as carrying: associatedTo first, then sharedWith. */
+const holdersOf = (x: Pick<AddressView, 'associatedTo' | 'sharedWith'>): readonly HolderView[] => [...(x.associatedTo ? [x.associatedTo] : []), ...(x.sharedWith ?? [])];
+const holderText = (h: HolderView) => `${h.kind} ${h.namespace}/${h.name}`;
+const holdersText = (x: Pick<AddressView, 'associatedTo' | 'sharedWith'>) => holdersOf(x).map(holderText).join(', ') || 'nothing';
+/** Whether the address's status names this Service among its carriers. */
+const names = (a: AddressView, s: ServiceView) => holdersOf(a).some((h) => h.kind === 'Service' && h.namespace === s.namespace && h.name === s.name);
 
 interface Ledger {
   readonly snapshot: Snapshot;
@@ -214,8 +232,8 @@ export function checkInvariants(snapshot: Snapshot, released: ReleasedMemory, bo
     ...nothingHalfDone(ledger),
     ...oneBindingPerIp(ledger),
     ...poolsApart(ledger),
-    ...winnerCarries(ledger, rule),
-    ...dualOtherHeld(ledger, rule),
+    ...carriersCarry(ledger, rule),
+    ...uncarriedHeld(ledger, rule),
     ...mismatchCarriesNothing(ledger, rule),
     ...verdictSaid(ledger, rule),
     ...boundStays(ledger, bound),
@@ -224,10 +242,25 @@ export function checkInvariants(snapshot: Snapshot, released: ReleasedMemory, bo
 
 function* oneCarrierPerIp(ledger: Ledger): Generator<Violation> {
   for (const [ip, services] of [...ledger.carriers].sort(([a], [b]) => ordinal(a, b))) {
-    if (services.length > 1) {
-      yield { invariant: 1, object: `IP ${ip}`, detail: `carried by ${services.map(svcName).join(' and ')}` };
+    const unshared = services.length > 1 ? sharingProblem(ledger, ip, services) : undefined;
+    if (unshared) {
+      yield { invariant: 1, object: `IP ${ip}`, detail: `carried by ${services.map(svcName).join(' and ')}, ${unshared}` };
     }
   }
+}
+
+/**
+ * Why these Services may not carry the IP together, or undefined when they may: all of them
+ * tenant Services the status of the IP's address (not a duplicate) names, and its claim Shared.
+ */
+function sharingProblem(ledger: Ledger, ip: string, services: readonly ServiceView[]): string | undefined {
+  const a = (ledger.addressByIp.get(ip) ?? []).find((x) => !x.deleting && !ledger.duplicates.has(x.name));
+  const claim = a ? claimOf(ledger, a) : undefined;
+  if (!a || !claim || claim.sharing !== 'Shared') {
+    return !a ? 'and no IPAddress records it' : `yet ${a.name} is ${claim ? `of Exclusive claim ${claim.namespace}/${claim.name}` : 'bound to no claim'}`;
+  }
+  const strangers = services.filter((s) => s.placeholder || isAdmin(s) || !names(a, s));
+  return strangers.length > 0 ? `yet ${a.name} of Shared claim ${claim.namespace}/${claim.name} names ${holdersText(a)}, not ${strangers.map(svcName).join(', ')}` : undefined;
 }
 
 function* boundClaims(ledger: Ledger): Generator<Violation> {
@@ -267,9 +300,8 @@ function carrierProblem(ledger: Ledger, a: AddressView, s: ServiceView): string 
   if (s.placeholder) {
     return s.link === a.name ? undefined : `placeholder ${svcName(s)} is not its hold (linked to ${s.link ?? 'nothing'})`;
   }
-  const to = a.associatedTo;
-  if (!to || to.kind !== 'Service' || to.namespace !== s.namespace || to.name !== s.name) {
-    return `${svcName(s)} is not the Service it is associated to (${to ? `${to.namespace}/${to.name}` : 'none'})`;
+  if (!names(a, s)) {
+    return `${svcName(s)} is not among the Services it is associated to (${holdersText(a)})`;
   }
   const claim = claimOf(ledger, a);
   if (!a.claimRef || s.namespace !== a.claimRef.namespace || s.claim !== a.claimRef.name) {
@@ -292,7 +324,7 @@ function* carriedOnce(ledger: Ledger): Generator<Violation> {
       yield {
         invariant: 3,
         object: addressObject(a),
-        detail: `carried by no Service (phase ${a.phase ?? 'none'}, associatedTo ${a.associatedTo ? `${a.associatedTo.namespace}/${a.associatedTo.name}` : 'none'}, holds waiting: ${holds.join(', ') || 'none'})`,
+        detail: `carried by no Service (phase ${a.phase ?? 'none'}, associated to ${holdersText(a)}, holds waiting: ${holds.join(', ') || 'none'})`,
       };
       continue;
     }
@@ -301,6 +333,16 @@ function* carriedOnce(ledger: Ledger): Generator<Violation> {
       if (problem) {
         yield { invariant: 3, object: addressObject(a), detail: `carried by ${svcName(s)}, but ${problem}` };
       }
+    }
+    // Every carrier it names carries it, once: a Shared claim's carrier struck off late, or never on, shows here.
+    const seen = new Set<string>();
+    for (const h of holdersOf(a)) {
+      if (seen.has(holderText(h))) {
+        yield { invariant: 3, object: addressObject(a), detail: `names ${holderText(h)} twice among its carriers (${holdersText(a)})` };
+      } else if (!carriers.some((s) => !s.placeholder && h.kind === 'Service' && s.namespace === h.namespace && s.name === h.name)) {
+        yield { invariant: 3, object: addressObject(a), detail: `associated to ${holderText(h)}, which does not carry it (carried by ${carriers.map(svcName).join(', ')})` };
+      }
+      seen.add(holderText(h));
     }
   }
 }
@@ -328,8 +370,8 @@ function* noneOutsideBooks(ledger: Ledger): Generator<Violation> {
       }
       if (recorded.length === 0) {
         yield { invariant: 4, object: `Service ${svcName(s)}`, detail: `carries ${ip}, which no IPAddress records` };
-      } else if (!recorded.some((a) => a.associatedTo?.kind === 'Service' && a.associatedTo.namespace === s.namespace && a.associatedTo.name === s.name)) {
-        yield { invariant: 4, object: `Service ${svcName(s)}`, detail: `carries ${ip} of ${recorded.map((a) => a.name).join(', ')}, which is not associated to it` };
+      } else if (!recorded.some((a) => names(a, s))) {
+        yield { invariant: 4, object: `Service ${svcName(s)}`, detail: `carries ${ip} of ${recorded.map((a) => `${a.name} (associated to ${holdersText(a)})`).join(', ')}, which does not name it among its carriers` };
       }
     }
   }
@@ -484,15 +526,17 @@ function* poolsApart(ledger: Ledger): Generator<Violation> {
 /** The association rule's verdict on a Service naming a claim, as the invariants restate it (docs/driver.md). */
 type Expected =
   | { readonly ok: true; readonly claim: ClaimView; readonly carried: readonly AddressView[] }
-  | { readonly ok: false; readonly claim?: ClaimView; readonly reason: string };
+  /** `why`: which Service it yields to and over what, for a refusal the judging order gives. */
+  | { readonly ok: false; readonly claim?: ClaimView; readonly reason: string; readonly why?: string };
+type Accepted = Extract<Expected, { ok: true }>;
 
 interface Rule {
-  /** Every tenant Service naming a claim, with its own verdict (before the oldest is asked for). */
-  readonly own: ReadonlyMap<ServiceView, Expected>;
-  /** The oldest admitted Service naming each claim, by `namespace/name` of the claim. */
-  readonly winners: ReadonlyMap<string, ServiceView>;
-  /** The Services naming each claim, oldest first. */
+  /** Every tenant Service naming a claim, with the rule's verdict on it. */
+  readonly verdicts: ReadonlyMap<ServiceView, Expected>;
+  /** The Services naming each claim (by `namespace/name`), in the order the rule judges them. */
   readonly naming: ReadonlyMap<string, readonly ServiceView[]>;
+  /** The Services carrying each claim's addresses by the rule, in that order: one at most for an Exclusive claim. */
+  readonly carriers: ReadonlyMap<string, readonly ServiceView[]>;
   readonly addressByName: ReadonlyMap<string, AddressView>;
 }
 
@@ -512,7 +556,7 @@ function carriedBy(claim: ClaimView, addresses: readonly AddressView[], families
   return families.length === wanted.length && families.every((f) => wanted.includes(f)) ? [...addresses] : [];
 }
 
-/** The Service's own verdict: the rule's checks in the driver's order, before the oldest is asked for. */
+/** The Service's own verdict: the rule's checks in the driver's order, before it is judged against the others naming the claim. */
 function ownVerdict(ledger: Ledger, addressByName: ReadonlyMap<string, AddressView>, s: ServiceView): Expected {
   if (s.type !== 'LoadBalancer') {
     return { ok: false, reason: 'NotLoadBalancer' };
@@ -534,102 +578,175 @@ function ownVerdict(ledger: Ledger, addressByName: ReadonlyMap<string, AddressVi
   return carried.length === 0 ? { ok: false, claim, reason: 'WrongFamily' } : { ok: true, claim, carried };
 }
 
-function ruleOf(ledger: Ledger): Rule {
-  const addressByName = new Map(ledger.snapshot.addresses.map((a) => [a.name, a]));
-  const own = new Map<ServiceView, Expected>();
-  const naming = new Map<string, ServiceView[]>();
-  const winners = new Map<string, ServiceView>();
-  for (const s of ledger.snapshot.services) {
-    if (!isTenant(s) || s.claim === undefined || s.deleting) {
-      continue;
-    }
-    const verdict = ownVerdict(ledger, addressByName, s);
-    own.set(s, verdict);
-    naming.set(claimKeyOf(s), [...(naming.get(claimKeyOf(s)) ?? []), s]);
-    const winner = winners.get(claimKeyOf(s));
-    if (verdict.ok && (!winner || precedes(s, winner) < 0)) {
-      winners.set(claimKeyOf(s), s);
+/**
+ * The order the rule judges the Services naming a claim in: for a Shared claim first those its
+ * addresses' status names (address by address as the claim's status.addresses lists them,
+ * associatedTo then sharedWith), so a newcomer never takes a port from a carrier; then, and for
+ * an Exclusive claim throughout, oldest first (creationTimestamp, then name).
+ */
+function judgingOrder(claim: ClaimView | undefined, addressByName: ReadonlyMap<string, AddressView>): (a: ServiceView, b: ServiceView) => number {
+  const joined = new Map<string, number>();
+  for (const name of claim?.sharing === 'Shared' ? claim.addressOrder : []) {
+    const a = addressByName.get(name);
+    for (const h of a ? holdersOf(a) : []) {
+      if (h.kind === 'Service' && !joined.has(`${h.namespace}/${h.name}`)) {
+        joined.set(`${h.namespace}/${h.name}`, joined.size);
+      }
     }
   }
-  for (const list of naming.values()) {
-    list.sort(precedes);
-  }
-  return { own, winners, naming, addressByName };
+  const rank = (s: ServiceView) => joined.get(svcName(s)) ?? Number.POSITIVE_INFINITY;
+  return (a, b) => rank(a) - rank(b) || precedes(a, b); // two unranked: NaN, falsy, so by age
 }
 
-/** What the Service's Attached condition should say: the winner carries; every other says its refusal. */
-function expectedCondition(rule: Rule, s: ServiceView): ConditionView {
-  const verdict = rule.own.get(s)!;
-  if (!verdict.ok) {
-    return { status: 'False', reason: verdict.reason };
+/**
+ * Why MetalLB (v0.16.1's allocator) would not let `s` onto an IP with a Service accepted before
+ * it, or undefined: on an address both would carry, other backend keys (BackendMismatch), else a
+ * protocol and port both serve (PortInUse); the first such Service in the judging order decides.
+ * The histories' Services are all of externalTrafficPolicy Cluster (apply.ts), so BackendMismatch
+ * is restated but never met.
+ */
+function sharingClash(s: ServiceView, carried: readonly AddressView[], accepted: readonly { service: ServiceView; carried: readonly AddressView[] }[]): { reason: string; why: string } | undefined {
+  const mine = new Set(carried.map((a) => a.name));
+  for (const other of accepted) {
+    const both = other.carried.filter((a) => mine.has(a.name)).map((a) => a.ip);
+    if (both.length === 0) {
+      continue;
+    }
+    if (other.service.backend !== s.backend) {
+      return { reason: 'BackendMismatch', why: `${svcName(other.service)} on ${both.join(', ')} has backend key "${other.service.backend}", this one "${s.backend}"` };
+    }
+    const taken = other.service.ports.filter((p) => s.ports.includes(p));
+    if (taken.length > 0) {
+      return { reason: 'PortInUse', why: `${svcName(other.service)} serves ${taken.join(', ')} on ${both.join(', ')}` };
+    }
   }
-  return rule.winners.get(claimKeyOf(s)) === s ? { status: 'True', reason: 'Attached' } : { status: 'False', reason: 'AssociationRejected' };
+  return undefined;
+}
+
+/** A Service the rule admits, judged against those accepted before it: an Exclusive claim takes the first alone, a Shared one each MetalLB lets share. */
+function judged(own: Accepted, s: ServiceView, accepted: readonly { service: ServiceView; carried: readonly AddressView[] }[]): Expected {
+  const first = accepted[0]?.service;
+  if (own.claim.sharing !== 'Shared' && first) {
+    return { ok: false, claim: own.claim, reason: 'AssociationRejected', why: `${svcName(first)} is older (created ${first.created} against ${s.created}) and the claim is Exclusive` };
+  }
+  const clash = sharingClash(s, own.carried, accepted);
+  return clash ? { ok: false, claim: own.claim, ...clash } : own;
+}
+
+function ruleOf(ledger: Ledger): Rule {
+  const addressByName = new Map(ledger.snapshot.addresses.map((a) => [a.name, a]));
+  const naming = new Map<string, ServiceView[]>();
+  for (const s of ledger.snapshot.services) {
+    if (isTenant(s) && s.claim !== undefined && !s.deleting) {
+      naming.set(claimKeyOf(s), [...(naming.get(claimKeyOf(s)) ?? []), s]);
+    }
+  }
+  const verdicts = new Map<ServiceView, Expected>();
+  const carriers = new Map<string, ServiceView[]>();
+  for (const [key, list] of naming) {
+    list.sort(judgingOrder(ledger.claimByName.get(key), addressByName));
+    const accepted: { service: ServiceView; carried: readonly AddressView[] }[] = [];
+    for (const s of list) {
+      const own = ownVerdict(ledger, addressByName, s);
+      const verdict = own.ok ? judged(own, s, accepted) : own;
+      verdicts.set(s, verdict);
+      if (verdict.ok) {
+        accepted.push({ service: s, carried: verdict.carried });
+      }
+    }
+    carriers.set(key, accepted.map((x) => x.service));
+  }
+  return { verdicts, naming, carriers, addressByName };
+}
+
+/** What the Service's Attached condition should say: a carrier carries; every other says its refusal. */
+function expectedCondition(rule: Rule, s: ServiceView): ConditionView {
+  const verdict = rule.verdicts.get(s)!;
+  return verdict.ok ? { status: 'True', reason: 'Attached' } : { status: 'False', reason: verdict.reason };
 }
 
 const said = (c: ConditionView | undefined) => (c ? `${c.status}/${c.reason}` : 'absent');
 const classIps = (ledger: Ledger, s: ServiceView) => s.ingress.filter((ip) => inAnyClass(ledger, ip));
+/** The names of the addresses a Service carries by the rule (none when refused). */
+const carriedNames = (rule: Rule, s: ServiceView) => {
+  const verdict = rule.verdicts.get(s);
+  return verdict?.ok ? verdict.carried.map((a) => a.name) : [];
+};
 
-function* winnerCarries(ledger: Ledger, rule: Rule): Generator<Violation> {
+/** Why the rule has `s` carry its claim, in words for a violation. */
+function carrierWhy(rule: Rule, key: string, s: ServiceView): string {
+  const verdict = rule.verdicts.get(s);
+  if (verdict?.ok && verdict.claim.sharing === 'Shared') {
+    const order = rule.naming.get(key) ?? [];
+    return `accepted for Shared claim ${key} (judged #${order.indexOf(s) + 1} of ${order.map(svcName).join(', ')})`;
+  }
+  return `the oldest admitted Service naming ${key} (created ${s.created})`;
+}
+
+function* carriersCarry(ledger: Ledger, rule: Rule): Generator<Violation> {
   for (const c of ledger.snapshot.claims) {
     if (c.deleting || c.phase !== 'Bound') {
       continue;
     }
     const key = `${c.namespace}/${c.name}`;
-    const winner = rule.winners.get(key);
-    const verdict = winner ? rule.own.get(winner) : undefined;
-    const carried = new Set(verdict?.ok ? verdict.carried.map((a) => a.name) : []);
+    const carriers = rule.carriers.get(key) ?? [];
     for (const name of c.addresses) {
       const a = rule.addressByName.get(name);
       if (!a || a.deleting || ledger.stolen.has(a.ip)) {
         continue; // a stolen IP is judged by invariant 4
       }
-      const to = a.associatedTo;
-      const toText = to ? `${to.kind} ${to.namespace}/${to.name}` : 'nothing';
-      if (winner && carried.has(name)) {
-        if (!winner.ingress.includes(a.ip)) {
-          yield { invariant: 11, object: `Service ${svcName(winner)}`, detail: `the oldest admitted Service naming ${key} (created ${winner.created}), yet it does not carry ${a.ip} (${a.name}); it carries ${winner.ingress.join(', ') || 'nothing'}, pin ${winner.pin ?? 'none'}` };
-        }
-        if (to?.kind !== 'Service' || to.namespace !== winner.namespace || to.name !== winner.name) {
-          yield { invariant: 11, object: addressObject(a), detail: `carried by the rule by ${svcName(winner)}, yet associated to ${toText}` };
-        }
-      } else if (to) {
-        yield { invariant: 11, object: addressObject(a), detail: `no admitted Service naming ${key} carries it${winner ? ` (${svcName(winner)} carries its ${[...carried].join(', ')})` : ''}, yet it is associated to ${toText}` };
+      const expected = carriers.filter((s) => carriedNames(rule, s).includes(name));
+      for (const s of expected.filter((x) => !x.ingress.includes(a.ip))) {
+        yield { invariant: 11, object: `Service ${svcName(s)}`, detail: `${carrierWhy(rule, key, s)}, yet it does not carry ${a.ip} (${a.name}); it carries ${s.ingress.join(', ') || 'nothing'}, pin ${s.pin ?? 'none'}` };
+      }
+      // As a set: the order they joined is history (the claim's order is judged by 14).
+      const wanted = expected.map((s) => `Service ${svcName(s)}`).sort(ordinal);
+      const named = holdersOf(a).map(holderText).sort(ordinal);
+      if (wanted.join(', ') !== named.join(', ')) {
+        yield {
+          invariant: 11,
+          object: addressObject(a),
+          detail: wanted.length > 0
+            ? `carried by the rule by ${wanted.join(', ')}, yet associated to ${holdersText(a)}`
+            : `no Service naming ${key} carries it by the rule${carriers.length > 0 ? ` (${carriers.map(svcName).join(', ')} carry its ${[...new Set(carriers.flatMap((s) => carriedNames(rule, s)))].join(', ')})` : ''}, yet it is associated to ${holdersText(a)}`,
+        };
       }
     }
   }
   for (const [key, services] of rule.naming) {
-    const winner = rule.winners.get(key);
-    for (const s of services.filter((x) => x !== winner)) {
+    const carriers = rule.carriers.get(key) ?? [];
+    for (const s of services.filter((x) => !carriers.includes(x))) {
       const carries = classIps(ledger, s);
       if (carries.length > 0 || s.pinned) {
-        const verdict = rule.own.get(s)!;
-        const why = verdict.ok ? `${winner ? svcName(winner) : '?'} is older (created ${winner?.created} against ${s.created})` : `it is refused (${verdict.reason})`;
+        const verdict = rule.verdicts.get(s)!;
+        const why = verdict.ok ? '?' : `it is refused (${verdict.reason}${verdict.why ? `: ${verdict.why}` : ''})`;
         yield { invariant: 11, object: `Service ${svcName(s)}`, detail: `names ${key} but ${why}, yet it carries ${carries.join(', ') || 'nothing'}${s.pinned ? `, pinned by the driver to ${s.pin ?? '(no pin)'}` : ''}` };
       }
     }
   }
 }
 
-function* dualOtherHeld(ledger: Ledger, rule: Rule): Generator<Violation> {
-  for (const [key, winner] of rule.winners) {
-    const verdict = rule.own.get(winner)!;
-    if (!verdict.ok || verdict.claim.family !== 'Dual' || winner.families.length !== 1) {
-      continue;
+function* uncarriedHeld(ledger: Ledger, rule: Rule): Generator<Violation> {
+  for (const [key, carriers] of rule.carriers) {
+    const first = carriers[0] ? rule.verdicts.get(carriers[0]) : undefined;
+    if (!first?.ok) {
+      continue; // no carrier: invariants 3 and 11 judge its addresses
     }
-    const carried = new Set(verdict.carried.map((a) => a.name));
-    for (const name of verdict.claim.addresses.filter((n) => !carried.has(n))) {
+    // Only a Dual claim's carriers may leave one of its addresses to nobody (single-stack Services).
+    const carried = new Set(carriers.flatMap((s) => carriedNames(rule, s)));
+    for (const name of first.claim.addresses.filter((n) => !carried.has(n))) {
       const a = rule.addressByName.get(name)!;
       if (ledger.stolen.has(a.ip)) {
         continue;
       }
-      const carriers = ledger.carriers.get(a.ip) ?? [];
-      const holds = carriers.filter((s) => s.placeholder && s.link === a.name);
-      const others = carriers.filter((s) => !(s.placeholder && s.link === a.name));
+      const on = ledger.carriers.get(a.ip) ?? [];
+      const holds = on.filter((s) => s.placeholder && s.link === a.name);
+      const others = on.filter((s) => !(s.placeholder && s.link === a.name));
       if (holds.length === 0 || others.length > 0) {
         yield {
           invariant: 12,
           object: addressObject(a),
-          detail: `the ${familyOf(a.ip)} address of Dual claim ${key}, whose carrier ${svcName(winner)} is ${winner.families.join('')} only: ${holds.length === 0 ? 'no hold carries it' : 'held'}${others.length > 0 ? `, and ${others.map(svcName).join(', ')} carry it` : ''}`,
+          detail: `the ${familyOf(a.ip)} address of Dual claim ${key}, none of whose carriers (${carriers.map((s) => `${svcName(s)}, ${s.families.join('+')}`).join('; ')}) is of its family: ${holds.length === 0 ? 'no hold carries it' : 'held'}${others.length > 0 ? `, and ${others.map(svcName).join(', ')} carry it` : ''}`,
         };
       }
     }
@@ -637,7 +754,7 @@ function* dualOtherHeld(ledger: Ledger, rule: Rule): Generator<Violation> {
 }
 
 function* mismatchCarriesNothing(ledger: Ledger, rule: Rule): Generator<Violation> {
-  for (const [s, verdict] of rule.own) {
+  for (const [s, verdict] of rule.verdicts) {
     if (!verdict.ok && verdict.reason === 'LoadBalancerClassMismatch' && (s.ingress.length > 0 || s.pin !== undefined || s.pinned)) {
       const required = ledger.snapshot.classes.find((c) => c.name === verdict.claim?.className)?.loadBalancerClass;
       yield {
@@ -651,28 +768,31 @@ function* mismatchCarriesNothing(ledger: Ledger, rule: Rule): Generator<Violatio
 
 function* verdictSaid(ledger: Ledger, rule: Rule): Generator<Violation> {
   for (const s of ledger.snapshot.services.filter((x) => isTenant(x) && !x.deleting)) {
-    const expected = rule.own.has(s) ? expectedCondition(rule, s) : undefined;
+    const expected = rule.verdicts.has(s) ? expectedCondition(rule, s) : undefined;
     if (said(expected) !== said(s.attached)) {
-      yield { invariant: 14, object: `Service ${svcName(s)}`, detail: `its ${SERVICE_ATTACHED} condition is ${said(s.attached)}, the rule says ${said(expected)}${s.claim !== undefined ? ` (names ${s.claim})` : ' (names no claim)'}` };
+      const verdict = rule.verdicts.get(s);
+      const why = verdict && !verdict.ok && verdict.why ? `: ${verdict.why}` : '';
+      yield { invariant: 14, object: `Service ${svcName(s)}`, detail: `its ${SERVICE_ATTACHED} condition is ${said(s.attached)}, the rule says ${said(expected)}${why}${s.claim !== undefined ? ` (names ${s.claim})` : ' (names no claim)'}` };
     }
   }
   for (const c of ledger.snapshot.claims.filter((x) => !x.deleting)) {
     const key = `${c.namespace}/${c.name}`;
     const naming = rule.naming.get(key) ?? [];
-    const winner = rule.winners.get(key);
-    const expected: ConditionView | undefined = winner
+    const carriers = rule.carriers.get(key) ?? [];
+    const expected: ConditionView | undefined = carriers.length > 0
       ? { status: 'True', reason: 'Attached' }
       : naming.length > 0
         ? { status: 'False', reason: expectedCondition(rule, naming[0]!).reason }
         : undefined;
     if (said(expected) !== said(c.attached)) {
-      yield { invariant: 14, object: claimObject(c), detail: `its ${CLAIM_ATTACHED} condition is ${said(c.attached)}, the rule says ${said(expected)} (named by ${naming.map(svcName).join(', ') || 'no Service'})` };
+      yield { invariant: 14, object: claimObject(c), detail: `its ${CLAIM_ATTACHED} condition is ${said(c.attached)}, the rule says ${said(expected)} (named by ${naming.map(svcName).join(', ') || 'no Service'}, in the judging order)` };
     }
-    const to = c.associatedTo;
-    const toText = to ? `${to.kind} ${to.namespace}/${to.name}` : 'nothing';
-    const wanted = winner ? `Service ${svcName(winner)}` : 'nothing';
-    if (toText !== wanted) {
-      yield { invariant: 14, object: claimObject(c), detail: `status.associatedTo names ${toText}, the rule's winner is ${wanted}` };
+    // In order: associatedTo the first carrier the rule judges, sharedWith the others as judged.
+    const named = `associatedTo ${c.associatedTo ? holderText(c.associatedTo) : 'nothing'}, sharedWith [${(c.sharedWith ?? []).map(holderText).join(', ')}]`;
+    const [first, ...rest] = carriers;
+    const wanted = `associatedTo ${first ? `Service ${svcName(first)}` : 'nothing'}, sharedWith [${rest.map((s) => `Service ${svcName(s)}`).join(', ')}]`;
+    if (named !== wanted) {
+      yield { invariant: 14, object: claimObject(c), detail: `its status names ${named}, the rule's carriers in its judging order are ${wanted} (${c.sharing})` };
     }
   }
 }

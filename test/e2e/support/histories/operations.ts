@@ -25,6 +25,11 @@ import {
  * prefer-dual PreferDualStack (dual on this dual-stack cluster).
  */
 export type Stack = 'v4' | 'v6' | 'dual' | 'dual-v6' | 'prefer-dual';
+/** A claim's spec.sharing: Exclusive (also when absent) or Shared. */
+export type Sharing = 'Exclusive' | 'Shared';
+/** The TCP ports a tenant Service serves (one each): a Shared claim's Services then overlap or not. */
+export const PORTS = [80, 443, 8080] as const;
+export type Port = (typeof PORTS)[number];
 /** A tenant Service as the history asked for it last: what a re-apply or a replace writes again. */
 export interface ServiceShape {
   readonly claim?: string;
@@ -32,6 +37,8 @@ export interface ServiceShape {
   readonly stack: Stack;
   /** spec.loadBalancerClass (only on a LoadBalancer). */
   readonly lbClass?: string;
+  /** Its one TCP port. */
+  readonly port: Port;
 }
 /** How a Service is re-applied: server-side apply as helm-controller (forced), or a read-modify-write update that keeps what it does not name. */
 export type Reapply = 'apply' | 'update';
@@ -41,12 +48,16 @@ export type ClaimField = 'className' | 'family' | 'addressName';
 export const CLAIM_FIELDS: readonly ClaimField[] = ['className', 'family', 'addressName'];
 
 export type Operation =
-  | { readonly kind: 'createClaim'; readonly namespace: string; readonly name: string; readonly className: string; readonly family: ClaimFamily }
+  /** `sharing` Exclusive leaves spec.sharing unset (its default); Shared writes it. */
+  | { readonly kind: 'createClaim'; readonly namespace: string; readonly name: string; readonly className: string; readonly family: ClaimFamily; readonly sharing: Sharing }
   | { readonly kind: 'deleteClaim'; readonly namespace: string; readonly name: string }
+  /** spec.sharing written (a merge patch): it may change at any time. */
+  | { readonly kind: 'setSharing'; readonly namespace: string; readonly name: string; readonly sharing: Sharing }
   /**
    * `wrongFamily`: the stack deliberately cannot carry the claim's family. `variant` says why it was
-   * drawn (for the report's mix): a second Service naming a claim another Service names, a Dual
-   * claim on a single-stack Service, a loadBalancerClass other than the claim's class's.
+   * drawn (for the report's mix): a second Service naming a claim another Service names, one naming
+   * a Shared claim, a Dual claim on a single-stack Service, a loadBalancerClass other than the
+   * claim's class's.
    */
   | {
       readonly kind: 'createService';
@@ -56,7 +67,8 @@ export type Operation =
       readonly stack: Stack;
       readonly wrongFamily: boolean;
       readonly lbClass?: string;
-      readonly variant?: 'twin' | 'dual-on-single' | 'lb-mismatch';
+      readonly port: Port;
+      readonly variant?: 'twin' | 'shared' | 'dual-on-single' | 'lb-mismatch';
     }
   /** The Service's manifest (the history's shape of it) written again, keeping the driver's keys. */
   | { readonly kind: 'reapply'; readonly namespace: string; readonly name: string; readonly how: Reapply; readonly shape: ServiceShape }
@@ -64,8 +76,13 @@ export type Operation =
   | { readonly kind: 'replace'; readonly namespace: string; readonly name: string; readonly shape: ServiceShape }
   /** ipFamilyPolicy/ipFamilies changed: single-stack made dual-stack (keeping its first family), or back. */
   | { readonly kind: 'setStack'; readonly namespace: string; readonly name: string; readonly from: Stack; readonly stack: Stack }
-  /** spec.loadBalancerClass is immutable: the Service deleted and made again under its name with `shape` (another class). */
-  | { readonly kind: 'recreateService'; readonly namespace: string; readonly name: string; readonly shape: ServiceShape }
+  /** spec.ports made the one port `port` (a merge patch replaces the list): onto a fellow carrier's, or off it. */
+  | { readonly kind: 'setPort'; readonly namespace: string; readonly name: string; readonly from: Port; readonly port: Port }
+  /**
+   * spec.loadBalancerClass is immutable: the Service deleted and made again under its name with `shape` (another class).
+   * Variant `shared`: a newcomer naming a Shared claim takes the name of another Service, every name of the namespace being held.
+   */
+  | { readonly kind: 'recreateService'; readonly namespace: string; readonly name: string; readonly shape: ServiceShape; readonly variant?: 'shared' }
   | { readonly kind: 'deleteService'; readonly namespace: string; readonly name: string }
   | { readonly kind: 'annotate'; readonly namespace: string; readonly name: string; readonly claim: string }
   | { readonly kind: 'unannotate'; readonly namespace: string; readonly name: string }
@@ -93,12 +110,18 @@ export type Operation =
 export const isFault = (op: Operation) => op.kind === 'kill' || op.kind === 'restartApiserver';
 
 const describeShape = (shape: ServiceShape) =>
-  `${shape.type}, ${shape.stack}${shape.lbClass ? `, class ${shape.lbClass}` : ''}${shape.claim ? `, claim ${shape.claim}` : ', no claim'}`;
+  `${shape.type}, ${shape.stack}, port ${shape.port}${shape.lbClass ? `, class ${shape.lbClass}` : ''}${shape.claim ? `, claim ${shape.claim}` : ', no claim'}`;
 
-/** What the report's mix counts an operation under: its kind, and for a Service's creation why it was drawn. */
+/** What the report's mix counts an operation under: its kind, for a Service's creation why it was drawn, a Shared claim's creation apart. */
 export function tallyKey(op: Operation): string {
   if (op.kind === 'createService' && op.variant) {
     return `createService:${op.variant}`;
+  }
+  if (op.kind === 'createClaim' && op.sharing === 'Shared') {
+    return 'createClaim:shared';
+  }
+  if (op.kind === 'recreateService' && op.variant) {
+    return `recreateService:${op.variant}`;
   }
   return op.kind === 'reapply' ? `reapply:${op.how}` : op.kind;
 }
@@ -106,12 +129,14 @@ export function tallyKey(op: Operation): string {
 export function describeOperation(op: Operation): string {
   switch (op.kind) {
     case 'createClaim':
-      return `create claim ${op.namespace}/${op.name} (${op.className}, ${op.family})`;
+      return `create claim ${op.namespace}/${op.name} (${op.className}, ${op.family}${op.sharing === 'Shared' ? ', Shared' : ''})`;
     case 'deleteClaim':
       return `delete claim ${op.namespace}/${op.name}`;
+    case 'setSharing':
+      return `make claim ${op.namespace}/${op.name} ${op.sharing}`;
     case 'createService':
       return (
-        `create Service ${op.namespace}/${op.name} (LoadBalancer, ${op.stack}${op.lbClass ? `, class ${op.lbClass}` : ''}` +
+        `create Service ${op.namespace}/${op.name} (LoadBalancer, ${op.stack}, port ${op.port}${op.lbClass ? `, class ${op.lbClass}` : ''}` +
         `${op.claim ? `, claim ${op.claim}` : ', no claim'}${op.wrongFamily ? ', wrong family' : ''}${op.variant ? `, ${op.variant}` : ''})`
       );
     case 'reapply':
@@ -120,8 +145,10 @@ export function describeOperation(op: Operation): string {
       return `replace Service ${op.namespace}/${op.name} by its manifest, without the driver's keys (${describeShape(op.shape)})`;
     case 'setStack':
       return `make Service ${op.namespace}/${op.name} ${op.stack} (was ${op.from})`;
+    case 'setPort':
+      return `make Service ${op.namespace}/${op.name} serve port ${op.port} (was ${op.from})`;
     case 'recreateService':
-      return `delete Service ${op.namespace}/${op.name} and create it again (${describeShape(op.shape)})`;
+      return `delete Service ${op.namespace}/${op.name} and create it again (${describeShape(op.shape)}${op.variant ? `, ${op.variant}` : ''})`;
     case 'deleteService':
       return `delete Service ${op.namespace}/${op.name}`;
     case 'annotate':
@@ -155,8 +182,8 @@ export function describeOperation(op: Operation): string {
 
 /** What the history has asked for so far: the generator's only memory. */
 export class Model {
-  readonly claims = new Map<string, { family: ClaimFamily; className: string }>();
-  readonly services = new Map<string, { claim?: string; type: 'LoadBalancer' | 'ClusterIP'; stack: Stack; lbClass?: string }>();
+  readonly claims = new Map<string, { family: ClaimFamily; className: string; sharing: Sharing }>();
+  readonly services = new Map<string, { claim?: string; type: 'LoadBalancer' | 'ClusterIP'; stack: Stack; lbClass?: string; port: Port }>();
   readonly adminPins = new Set<string>();
   readonly badClasses = new Set<string>();
   /** How each class of the world is announced (L2 unless the history switched it). */
@@ -181,16 +208,23 @@ export class Model {
       case 'createClaim':
         // A claim the history holds already is answered 409 and keeps its class and family.
         if (!this.claims.has(key(op.namespace, op.name))) {
-          this.claims.set(key(op.namespace, op.name), { family: op.family, className: op.className });
+          this.claims.set(key(op.namespace, op.name), { family: op.family, className: op.className, sharing: op.sharing });
         }
         break;
       case 'deleteClaim':
         this.claims.delete(key(op.namespace, op.name));
         break;
+      case 'setSharing': {
+        const claim = this.claims.get(key(op.namespace, op.name));
+        if (claim) {
+          claim.sharing = op.sharing;
+        }
+        break;
+      }
       case 'createService':
         // A name the history holds already is answered 409: the Service stays as it was (its shape is what a replace writes).
         if (!this.services.has(key(op.namespace, op.name))) {
-          this.services.set(key(op.namespace, op.name), { claim: op.claim, type: 'LoadBalancer', stack: op.stack, ...(op.lbClass ? { lbClass: op.lbClass } : {}) });
+          this.services.set(key(op.namespace, op.name), { claim: op.claim, type: 'LoadBalancer', stack: op.stack, port: op.port, ...(op.lbClass ? { lbClass: op.lbClass } : {}) });
         }
         break;
       case 'recreateService':
@@ -200,6 +234,13 @@ export class Model {
         const service = this.services.get(key(op.namespace, op.name));
         if (service) {
           service.stack = op.stack;
+        }
+        break;
+      }
+      case 'setPort': {
+        const service = this.services.get(key(op.namespace, op.name));
+        if (service) {
+          service.port = op.port;
         }
         break;
       }
@@ -287,6 +328,15 @@ export const WEIGHTS = {
   twinService: 3,
   /** A class switched between L2 and BGP. */
   announce: 1.5,
+  /**
+   * A new Service naming a Shared claim (mostly one a Service that may carry it names already),
+   * made in another's place when every name is held: twins alone seldom share an IP at a checkpoint.
+   */
+  sharedService: 5,
+  /** A claim made Shared or Exclusive (mostly one two Services name). */
+  setSharing: 3,
+  /** A Service's port changed (mostly one naming a Shared claim). */
+  setPort: 1.5,
 } as const;
 
 export interface GeneratorOptions {
@@ -354,8 +404,28 @@ function someService(rng: Rng, model: Model, p: number, prefer: (s: { claim?: st
 
 const shapeOf = (model: Model, namespace: string, name: string): ServiceShape => {
   const s = model.services.get(key(namespace, name))!;
-  return { ...(s.claim !== undefined ? { claim: s.claim } : {}), type: s.type, stack: s.stack, ...(s.lbClass ? { lbClass: s.lbClass } : {}) };
+  return { ...(s.claim !== undefined ? { claim: s.claim } : {}), type: s.type, stack: s.stack, ...(s.lbClass ? { lbClass: s.lbClass } : {}), port: s.port };
 };
+
+/** Mostly 80, as most Services serve; else 443 or 8080: two Services of a Shared claim clash about half the time. */
+const portFor = (rng: Rng): Port => rng.weighted([[80, 6], [443, 2], [8080, 2]] as const);
+
+/** The ports the model's Services naming this claim serve. */
+const portsNaming = (model: Model, claimKey: string): Port[] =>
+  [...model.services].filter(([k, s]) => s.claim !== undefined && key(split(k)[0], s.claim) === claimKey).map(([, s]) => s.port);
+
+/** Whether a stack carries an address of the family: any for Dual (its family's), else exactly it. */
+const stackCarries = (family: ClaimFamily, stack: Stack) => family === 'Dual' || stack === (family === 'IPv6' ? 'v6' : 'v4');
+
+/** The ports of the model's Services that may carry this claim (LoadBalancer, its class's loadBalancerClass, a stack for its family). */
+function carrierPorts(model: Model, claimKey: string): Port[] {
+  const claim = model.claims.get(claimKey);
+  const [namespace, name] = split(claimKey);
+  const wanted = lbClassOf(model, namespace, name);
+  return [...model.services]
+    .filter(([k, s]) => s.claim !== undefined && key(split(k)[0], s.claim) === claimKey && s.type === 'LoadBalancer' && s.lbClass === wanted && claim !== undefined && stackCarries(claim.family, s.stack))
+    .map(([, s]) => s.port);
+}
 
 /** Draws the next operation and notes it in the model. */
 export function nextOperation(rng: Rng, model: Model, options: GeneratorOptions): Operation {
@@ -368,6 +438,7 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
   const claims = [...model.claims.keys()];
   const services = [...model.services.keys()];
   const annotated = services.filter((s) => model.services.get(s)!.claim !== undefined);
+  const shared = claims.filter((c) => model.claims.get(c)!.sharing === 'Shared');
   /**
    * Not a LoadBalancer of a loadBalancerClass: MetalLB v0.16.1 never lets go of the IP of such a
    * Service made ClusterIP. The apiserver drops spec.loadBalancerClass with the type, and the
@@ -403,6 +474,9 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
     ['recreateService', services.length ? w.recreateService : 0],
     ['twinService', annotated.some((s) => model.claims.has(key(split(s)[0], model.services.get(s)!.claim!))) ? w.twinService : 0],
     ['announce', w.announce],
+    ['sharedService', shared.length ? w.sharedService : 0],
+    ['setSharing', claims.length ? w.setSharing : 0],
+    ['setPort', services.length ? w.setPort : 0],
   ] as const);
   switch (kind) {
     case 'createClaim': {
@@ -410,18 +484,51 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
       const namespace = rng.pick(TENANTS);
       // Dual twice as likely as either family where a class has both: Dual claims meet single-stack Services more often.
       const family = rng.weighted(ipClass.families.map((f) => [f, f === 'Dual' ? 2 : 1] as const));
-      return { kind: 'createClaim', namespace, name: freshName(rng, model.claims, namespace, CLAIM_NAMES), className: ipClass.name, family };
+      const name = freshName(rng, model.claims, namespace, CLAIM_NAMES);
+      return { kind: 'createClaim', namespace, name, className: ipClass.name, family, sharing: rng.chance(1 / 3) ? 'Shared' : 'Exclusive' };
     }
     case 'deleteClaim': {
       const [namespace, name] = split(rng.pick(claims));
       return { kind: 'deleteClaim', namespace, name };
+    }
+    case 'setSharing': {
+      // Mostly a claim two Services of the model name: the switch then lets one in, or sends it away.
+      const crowded = claims.filter((c) => portsNaming(model, c).length > 1);
+      const [namespace, name] = split(crowded.length > 0 && rng.chance(0.7) ? rng.pick(crowded) : rng.pick(claims));
+      return { kind: 'setSharing', namespace, name, sharing: model.claims.get(key(namespace, name))!.sharing === 'Shared' ? 'Exclusive' : 'Shared' };
+    }
+    case 'sharedService': {
+      // Mostly a Shared claim a Service that may carry it names already: the newcomer meets its port, or not.
+      const named = shared.filter((c) => carrierPorts(model, c).length > 0);
+      const claimKey = named.length > 0 && rng.chance(0.8) ? rng.pick(named) : rng.pick(shared);
+      const [namespace, claim] = split(claimKey);
+      // The stack and class the claim asks for: a refusal of another kind would hide the sharing (twins and annotations bring those).
+      const stack = stackFor(rng, model.claims.get(claimKey)!.family);
+      const lbClass = lbClassOf(model, namespace, claim);
+      // Half the time a port none of them serves (it joins them), else the usual draw (often one in use: PortInUse).
+      const free = PORTS.filter((p) => !carrierPorts(model, claimKey).includes(p));
+      const port = free.length > 0 && rng.chance(0.5) ? rng.pick(free) : portFor(rng);
+      // Every name of the namespace held (most of the time, the pool being small): another Service
+      // becomes the newcomer, deleted and made again, rather than a 409 that shares nothing.
+      const others = SERVICE_NAMES.filter((n) => model.services.get(key(namespace, n))?.claim !== claim);
+      if (SERVICE_NAMES.every((n) => model.services.has(key(namespace, n))) && others.length > 0) {
+        const shape: ServiceShape = { claim, type: 'LoadBalancer', stack, port, ...(lbClass ? { lbClass } : {}) };
+        return { kind: 'recreateService', namespace, name: rng.pick(others), shape, variant: 'shared' };
+      }
+      const name = freshName(rng, model.services, namespace, SERVICE_NAMES);
+      return { kind: 'createService', namespace, name, claim, stack, wrongFamily: false, port, variant: 'shared', ...(lbClass ? { lbClass } : {}) };
+    }
+    case 'setPort': {
+      const [namespace, name] = someService(rng, model, 0.8, (s, ns) => s.claim !== undefined && model.claims.get(key(ns, s.claim))?.sharing === 'Shared');
+      const from = model.services.get(key(namespace, name))!.port;
+      return { kind: 'setPort', namespace, name, from, port: rng.pick(PORTS.filter((p) => p !== from)) };
     }
     case 'createService': {
       const namespace = rng.pick(TENANTS);
       const name = freshName(rng, model.services, namespace, SERVICE_NAMES);
       if (rng.chance(0.15)) {
         const { lbClass } = lbClassFor(rng, model, namespace, undefined);
-        return { kind: 'createService', namespace, name, stack: rng.pick(['v4', 'v6', 'dual'] as const), wrongFamily: false, ...(lbClass ? { lbClass } : {}) };
+        return { kind: 'createService', namespace, name, stack: rng.pick(['v4', 'v6', 'dual'] as const), wrongFamily: false, port: portFor(rng), ...(lbClass ? { lbClass } : {}) };
       }
       return serviceNaming(rng, model, namespace, name, someClaim(rng, model, namespace));
     }
@@ -442,9 +549,9 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
       const stack = wrongStackFor(model.claims.get(key(namespace, claim))!.family);
       if (!stack) {
         // A Dual claim: a single-stack Service of either family, which carries that family's address only.
-        return { kind: 'createService', namespace, name, claim, stack: rng.pick(['v4', 'v6'] as const), wrongFamily: false, variant: 'dual-on-single', ...(lbClass ? { lbClass } : {}) };
+        return { kind: 'createService', namespace, name, claim, stack: rng.pick(['v4', 'v6'] as const), wrongFamily: false, port: portFor(rng), variant: 'dual-on-single', ...(lbClass ? { lbClass } : {}) };
       }
-      return { kind: 'createService', namespace, name, claim, stack, wrongFamily: true, ...(lbClass ? { lbClass } : {}) };
+      return { kind: 'createService', namespace, name, claim, stack, wrongFamily: true, port: portFor(rng), ...(lbClass ? { lbClass } : {}) };
     }
     case 'reapply': {
       const [namespace, name] = someService(rng, model, 0.8, (s) => s.claim !== undefined);
@@ -466,7 +573,7 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
       // Half the time to the class the claim asks for when it has another; else any other class.
       const others = LB_CLASSES.filter((c) => c !== shape.lbClass);
       const lbClass = others.includes(wanted) && rng.chance(0.5) ? wanted : rng.pick(others);
-      return { kind: 'recreateService', namespace, name, shape: { ...(shape.claim !== undefined ? { claim: shape.claim } : {}), type: 'LoadBalancer', stack: shape.stack, ...(lbClass ? { lbClass } : {}) } };
+      return { kind: 'recreateService', namespace, name, shape: { ...(shape.claim !== undefined ? { claim: shape.claim } : {}), type: 'LoadBalancer', stack: shape.stack, port: shape.port, ...(lbClass ? { lbClass } : {}) } };
     }
     case 'deleteService': {
       const [namespace, name] = split(rng.pick(services));
@@ -502,13 +609,13 @@ function draw(rng: Rng, model: Model, options: GeneratorOptions): Operation {
   }
 }
 
-/** A new Service naming `claim`: a stack for the claim's family, the class its class asks for (mostly). */
+/** A new Service naming `claim`: a stack for the claim's family, the class its class asks for (mostly), a port. */
 function serviceNaming(rng: Rng, model: Model, namespace: string, name: string, claim: string): Extract<Operation, { kind: 'createService' }> {
   const family = model.claims.get(key(namespace, claim))?.family;
   const stack = stackFor(rng, family);
   const { lbClass, mismatch } = lbClassFor(rng, model, namespace, claim);
   const variant = mismatch ? 'lb-mismatch' : family === 'Dual' && (stack === 'v4' || stack === 'v6') ? 'dual-on-single' : undefined;
-  return { kind: 'createService', namespace, name, claim, stack, wrongFamily: false, ...(lbClass ? { lbClass } : {}), ...(variant ? { variant } : {}) };
+  return { kind: 'createService', namespace, name, claim, stack, wrongFamily: false, port: portFor(rng), ...(lbClass ? { lbClass } : {}), ...(variant ? { variant } : {}) };
 }
 
 /** How often an admin's mistake follows a tenant's operation (about one in fourteen). */

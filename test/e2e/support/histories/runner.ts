@@ -269,7 +269,14 @@ function censusOf(snapshot: Snapshot): string {
   const carrying = snapshot.services.filter((s) => !s.placeholder && s.ingress.length > 0).length;
   const holds = snapshot.services.filter((s) => s.placeholder && s.ingress.length > 0).length;
   const addresses = [...phases].sort().map(([p, n]) => `${n} ${p}`).join(', ');
-  return `${snapshot.claims.length} claims (${bound} Bound), addresses: ${addresses || 'none'}, ${holds} holding placeholders, ${carrying} other Services carrying`;
+  // Shows a history shares IPs at all: a Shared claim's address named with more than one carrier.
+  const shared = snapshot.addresses.filter((a) => (a.sharedWith ?? []).length > 0).length;
+  const sharedClaims = snapshot.claims.filter((c) => c.sharing === 'Shared').length;
+  const portInUse = snapshot.services.filter((s) => s.attached?.reason === 'PortInUse').length;
+  return (
+    `${snapshot.claims.length} claims (${bound} Bound, ${sharedClaims} Shared), addresses: ${addresses || 'none'}, ${holds} holding placeholders, ` +
+    `${carrying} other Services carrying, ${shared} addresses shared, ${portInUse} Services refused PortInUse`
+  );
 }
 
 /** A snapshot, or undefined while the apiserver does not answer (it may be restarting). */

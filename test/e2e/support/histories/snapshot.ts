@@ -16,6 +16,13 @@ export interface ConditionView {
   readonly reason: string;
 }
 
+/** A workload an address or a claim names as carrying it (status.associatedTo, status.sharedWith[]). */
+export interface HolderView {
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
 export interface ClaimView {
   readonly namespace: string;
   readonly name: string;
@@ -25,10 +32,16 @@ export interface ClaimView {
   /** status.className, else spec.className. */
   readonly className?: string;
   readonly family?: string;
-  /** status.addresses[].name */
+  /** spec.sharing, Exclusive when unset. */
+  readonly sharing: 'Exclusive' | 'Shared';
+  /** status.addresses[].name, sorted. */
   readonly addresses: readonly string[];
-  /** status.associatedTo: the workload that carries its addresses (the driver's verdict). */
-  readonly associatedTo?: { readonly kind: string; readonly namespace: string; readonly name: string };
+  /** status.addresses[].name as listed: a Shared claim's carriers are judged in the order its addresses name them. */
+  readonly addressOrder: readonly string[];
+  /** status.associatedTo: the first workload that carries its addresses (the driver's verdict). */
+  readonly associatedTo?: HolderView;
+  /** status.sharedWith: a Shared claim's other carriers. */
+  readonly sharedWith?: readonly HolderView[];
   /** The driver's `Attached` condition. */
   readonly attached?: ConditionView;
 }
@@ -44,7 +57,9 @@ export interface AddressView {
   readonly deleting: boolean;
   readonly phase?: string;
   readonly claimRef?: { readonly namespace: string; readonly name: string; readonly uid?: string };
-  readonly associatedTo?: { readonly kind: string; readonly namespace: string; readonly name: string };
+  readonly associatedTo?: HolderView;
+  /** The other carriers of a Shared claim's address, in the order they joined. */
+  readonly sharedWith?: readonly HolderView[];
 }
 
 export interface ServiceView {
@@ -63,6 +78,10 @@ export interface ServiceView {
   readonly lbClass?: string;
   /** Its IP families as MetalLB reads them: spec.ipFamilies, else those of its cluster IPs. */
   readonly families: readonly Family[];
+  /** spec.ports as MetalLB's allocator keys them: `protocol/port`, TCP when unset. */
+  readonly ports: readonly string[];
+  /** MetalLB's backend key: the selector (`k=v,...`, keys sorted) under externalTrafficPolicy Local, else empty. */
+  readonly backend: string;
   /** The driver's `local.sdn.cozystack.io/Attached` condition in its status. */
   readonly attached?: ConditionView;
   /** In the driver's namespace: the IPAddress its link label names. */
@@ -106,9 +125,18 @@ function conditionView(conditions: unknown, type: string): ConditionView | undef
 
 const createdText = (at: string | Date | undefined) => (at ? new Date(at).toISOString() : '\uffff'); // none: last, as the controllers order it
 
+const holderView = (h: HolderView): HolderView => ({ kind: h.kind, namespace: h.namespace, name: h.name });
+
+/** associatedTo and sharedWith of a status as written (an empty sharedWith reads as none). */
+function holdersView(status: Record<string, unknown> | undefined): Pick<ClaimView, 'associatedTo' | 'sharedWith'> {
+  const to = status?.associatedTo as HolderView | undefined;
+  const shared = (status?.sharedWith ?? []) as HolderView[];
+  return { ...(to ? { associatedTo: holderView(to) } : {}), ...(shared.length > 0 ? { sharedWith: shared.map(holderView) } : {}) };
+}
+
 export function claimView(c: Cr): ClaimView {
-  const to = c.status?.associatedTo as ClaimView['associatedTo'];
   const attached = conditionView(c.status?.conditions, CLAIM_ATTACHED);
+  const listed = ((c.status?.addresses ?? []) as { name: string }[]).map((a) => a.name);
   return {
     namespace: c.metadata.namespace!,
     name: c.metadata.name!,
@@ -117,15 +145,16 @@ export function claimView(c: Cr): ClaimView {
     phase: c.status?.phase,
     className: c.status?.className || c.spec.className,
     family: c.spec.family,
-    addresses: ((c.status?.addresses ?? []) as { name: string }[]).map((a) => a.name).sort(),
-    ...(to ? { associatedTo: { kind: to.kind, namespace: to.namespace, name: to.name } } : {}),
+    sharing: c.spec.sharing === 'Shared' ? 'Shared' : 'Exclusive',
+    addresses: [...listed].sort(),
+    addressOrder: listed,
+    ...holdersView(c.status),
     ...(attached ? { attached } : {}),
   };
 }
 
 export function addressView(a: Cr): AddressView {
   const ref = a.spec.claimRef as AddressView['claimRef'];
-  const to = a.status?.associatedTo as AddressView['associatedTo'];
   return {
     name: a.metadata.name!,
     uid: a.metadata.uid!,
@@ -135,7 +164,7 @@ export function addressView(a: Cr): AddressView {
     deleting: Boolean(a.metadata.deletionTimestamp),
     phase: a.status?.phase,
     ...(ref ? { claimRef: { namespace: ref.namespace, name: ref.name, ...(ref.uid ? { uid: ref.uid } : {}) } } : {}),
-    ...(to ? { associatedTo: { kind: to.kind, namespace: to.namespace, name: to.name } } : {}),
+    ...holdersView(a.status),
   };
 }
 
@@ -148,6 +177,7 @@ export function serviceView(s: k8s.V1Service): ServiceView {
   const families = declared.length > 0 ? declared : clusterIps.map((ip) => familyOf(ip)).filter((f): f is Family => f !== undefined);
   // The REST client hands conditions over as parsed JSON.
   const attached = conditionView(s.status?.conditions, SERVICE_ATTACHED);
+  const selector = Object.entries(s.spec?.selector ?? {}).sort(([a], [b]) => ordinal(a, b));
   return {
     namespace: s.metadata!.namespace!,
     name: s.metadata!.name!,
@@ -159,6 +189,8 @@ export function serviceView(s: k8s.V1Service): ServiceView {
     created: createdText(s.metadata?.creationTimestamp),
     ...(s.spec?.loadBalancerClass ? { lbClass: s.spec.loadBalancerClass } : {}),
     families,
+    ports: (s.spec?.ports ?? []).map((p) => `${p.protocol ?? 'TCP'}/${p.port}`),
+    backend: s.spec?.externalTrafficPolicy === 'Local' ? selector.map(([k, v]) => `${k}=${v}`).join(',') : '',
     ...(attached ? { attached } : {}),
     ...(link ? { link } : {}),
     placeholder,
