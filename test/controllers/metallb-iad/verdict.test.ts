@@ -281,44 +281,38 @@ describe('MetalLB’s keys on a Service naming a claim are the driver’s', () =
 });
 
 describe('a replace that dropped the driver’s keys', () => {
-  it('holds the IP again before re-pinning, then lets the hold go: the same IP comes back, three writes', async () => {
+  /** web-lb carrying web's 203.0.113.1; then `edit` rewrites it as a tenant's write would, and the Service pass runs: its writes. */
+  async function carriedThenEdited(edit: (s: V1Service) => void) {
     const w = boundWorld();
     await w.reconcileAddress();
     w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
     await w.reconcileService('web-lb');
     w.cluster.assign('tenant-a', 'web-lb', '203.0.113.1');
-    // kubectl replace of the tenant's own manifest: the annotation only; MetalLB then frees the IP.
-    const replaced = w.cluster.service('tenant-a', 'web-lb')!;
-    replaced.metadata!.annotations = { [CLAIM]: 'web' };
-    replaced.metadata!.labels = {};
-    replaced.status = { ...replaced.status, loadBalancer: {} };
-    w.cluster.putService(replaced);
+    const edited = w.cluster.service('tenant-a', 'web-lb')!;
+    edit(edited);
+    w.cluster.putService(edited);
     w.cluster.log.length = 0;
     await w.reconcileService('web-lb');
-    expect(w.cluster.log.map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual([
-      `create Service/${PH}/iad-ip-203-0-113-1`,
-      'update Service/tenant-a/web-lb',
-      `delete Service/${PH}/iad-ip-203-0-113-1`,
-    ]);
+    return { w, writes: w.cluster.log.map((l) => l.split(' ').slice(0, 2).join(' ')) };
+  }
+  const HELD_REPINNED_RELEASED = [`create Service/${PH}/iad-ip-203-0-113-1`, 'update Service/tenant-a/web-lb', `delete Service/${PH}/iad-ip-203-0-113-1`];
+
+  it('holds the IP again before re-pinning, then lets the hold go: the same IP comes back, three writes', async () => {
+    // kubectl replace of the tenant's own manifest: the annotation only; MetalLB then frees the IP.
+    const { w, writes } = await carriedThenEdited((replaced) => {
+      replaced.metadata!.annotations = { [CLAIM]: 'web' };
+      replaced.metadata!.labels = {};
+      replaced.status = { ...replaced.status, loadBalancer: {} };
+    });
+    expect(writes).toEqual(HELD_REPINNED_RELEASED);
     expect(pinOf(w, 'web-lb')).toBe('203.0.113.1');
   });
 
   it('the carrier label alone taken off (the pin kept) frees the IP in MetalLB too: held again first, then labelled', async () => {
-    const w = boundWorld();
-    await w.reconcileAddress();
-    w.cluster.putService(tenantService('web-lb', { [CLAIM]: 'web' }));
-    await w.reconcileService('web-lb');
-    w.cluster.assign('tenant-a', 'web-lb', '203.0.113.1');
-    const stripped = w.cluster.service('tenant-a', 'web-lb')!;
-    stripped.metadata!.labels = {};
-    w.cluster.putService(stripped);
-    w.cluster.log.length = 0;
-    await w.reconcileService('web-lb');
-    expect(w.cluster.log.map((l) => l.split(' ').slice(0, 2).join(' '))).toEqual([
-      `create Service/${PH}/iad-ip-203-0-113-1`,
-      'update Service/tenant-a/web-lb',
-      `delete Service/${PH}/iad-ip-203-0-113-1`,
-    ]);
+    const { writes } = await carriedThenEdited((stripped) => {
+      stripped.metadata!.labels = {};
+    });
+    expect(writes).toEqual(HELD_REPINNED_RELEASED);
   });
 
   it('a re-apply that keeps the driver’s keys costs nothing', async () => {
