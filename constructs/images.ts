@@ -47,7 +47,7 @@ export const IMAGES = {
   metallbIad: {
     repository: `${IMAGE_REGISTRY}/metallb-iad`,
     tag: RELEASE_VERSION,
-    digest: 'sha256:7e04cf6127074eabfb1ee60ac5219d6ec3819df7a42e5d9853d4fd93ce0130d2',
+    digest: 'sha256:c9d2ef1501596197766b8782bd301734f1f5172d3f8af54e7a5908d846bd60e3',
   },
 } as const satisfies Record<string, ImagePin>;
 

@@ -118,6 +118,24 @@ export function adminGuide(): string {
   );
 }
 
+/** A LoadBalancer Service `name` that names the claim `web`, in front of the Pods labelled `app`, on `port`. */
+function claimService(name: string, app: string, port: number): string {
+  return block('yaml', [
+    'apiVersion: v1',
+    'kind: Service',
+    'metadata:',
+    `  name: ${name}`,
+    '  annotations:',
+    '    local.sdn.cozystack.io/ip-address-claim: web',
+    'spec:',
+    '  type: LoadBalancer',
+    '  selector:',
+    `    app: ${app}`,
+    '  ports:',
+    `    - port: ${port}`,
+  ]);
+}
+
 export function tenantGuide(): string {
   return page(
     {
@@ -145,20 +163,7 @@ export function tenantGuide(): string {
       block('sh', ["kubectl wait --for=jsonpath='{.status.phase}'=Bound ipclaim/web --timeout=120s", 'kubectl get ipclaim web']),
       '## Attach it to a workload',
       'A LoadBalancer Service names the claim in an annotation; it gets the claim\'s address, and only it does:',
-      block('yaml', [
-        'apiVersion: v1',
-        'kind: Service',
-        'metadata:',
-        '  name: web',
-        '  annotations:',
-        '    local.sdn.cozystack.io/ip-address-claim: web',
-        'spec:',
-        '  type: LoadBalancer',
-        '  selector:',
-        '    app: web',
-        '  ports:',
-        '    - port: 80',
-      ]),
+      claimService('web', 'web', 80),
       block('sh', [
         "claimed=$(kubectl get ipclaim web -o jsonpath='{.status.addresses[0].address}')",
         "kubectl wait --for=jsonpath='{.status.loadBalancer.ingress[0].ip}'=\"$claimed\" service/web --timeout=120s",
@@ -171,20 +176,7 @@ export function tenantGuide(): string {
         'kubectl delete service web',
         "kubectl wait --for=jsonpath='{.status.phase}'=Bound ipclaim/web --timeout=30s",
       ]),
-      block('yaml', [
-        'apiVersion: v1',
-        'kind: Service',
-        'metadata:',
-        '  name: web-v2',
-        '  annotations:',
-        '    local.sdn.cozystack.io/ip-address-claim: web',
-        'spec:',
-        '  type: LoadBalancer',
-        '  selector:',
-        '    app: web-v2',
-        '  ports:',
-        '    - port: 80',
-      ]),
+      claimService('web-v2', 'web-v2', 80),
       block('sh', [
         "claimed=$(kubectl get ipclaim web -o jsonpath='{.status.addresses[0].address}')",
         "kubectl wait --for=jsonpath='{.status.loadBalancer.ingress[0].ip}'=\"$claimed\" service/web-v2 --timeout=120s",
@@ -192,20 +184,7 @@ export function tenantGuide(): string {
       '## Share it between Services',
       'Several Services may carry one address on different ports, say HTTP from one and HTTPS from another: set `sharing: Shared` on the claim (you may at any time; `Exclusive`, the default, lets one Service carry it), then name it from each Service:',
       block('sh', ['kubectl patch ipclaim web --type=merge -p \'{"spec":{"sharing":"Shared"}}\'']),
-      block('yaml', [
-        'apiVersion: v1',
-        'kind: Service',
-        'metadata:',
-        '  name: web-tls',
-        '  annotations:',
-        '    local.sdn.cozystack.io/ip-address-claim: web',
-        'spec:',
-        '  type: LoadBalancer',
-        '  selector:',
-        '    app: web-v2',
-        '  ports:',
-        '    - port: 443',
-      ]),
+      claimService('web-tls', 'web-v2', 443),
       block('sh', [
         "claimed=$(kubectl get ipclaim web -o jsonpath='{.status.addresses[0].address}')",
         "kubectl wait --for=jsonpath='{.status.loadBalancer.ingress[0].ip}'=\"$claimed\" service/web-tls --timeout=120s",

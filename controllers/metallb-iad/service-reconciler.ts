@@ -17,7 +17,7 @@ import { saysAlready, serviceAttachment, withCondition } from './attachment.js';
 import { SERVICE_ATTACHED_CONDITION, SHARING_ANNOTATION, sharingKeyOf } from './well-known.js';
 import { ensureHold, releaseHolds } from './holds.js';
 import { isPlaceholder } from './placeholders.js';
-import { asObject, authorizes, carriesAddressKeys, driverPin, driverSharingKey, ingressIps, pinnedAs, withoutAddressKeys, withoutPin, withPin } from './services.js';
+import { asObject, authorizes, carriesAddressKeys, driverPin, driverSharingKey, ingressIps, pinnedAs, serviceHolder, withoutAddressKeys, withoutPin, withPin } from './services.js';
 import type { DriverStore } from './store.js';
 
 export class ServiceReconciler {
@@ -34,7 +34,7 @@ export class ServiceReconciler {
     }
     const verdict = associationVerdict(this.store, service);
     const target = verdict.ok ? verdict.addresses : [];
-    const holder = { kind: 'Service', namespace, name };
+    const holder = serviceHolder(service);
     // 1. What the Service gives up is held first: the hold waits in MetalLB and takes the IP the
     //    moment the Service lets go, so MetalLB has no moment in which to hand it to anyone else.
     //    While other Services sharing it carry it on, MetalLB keeps it theirs: no hold then.
@@ -101,9 +101,9 @@ export class ServiceReconciler {
       return sharingKeyOf(verdict.claim.metadata.uid!);
     }
     const current = driverSharingKey(service);
-    const self = { kind: 'Service', namespace: service.metadata!.namespace!, name: service.metadata!.name! };
+    const self = serviceHolder(service);
     const others = verdict.addresses.some((a) =>
-      this.store.servicesWithIp(a.spec.address).some((s) => !isPlaceholder(s, this.store.placeholderNamespace) && !sameHolder({ kind: 'Service', namespace: s.metadata!.namespace!, name: s.metadata!.name! }, self)),
+      this.store.servicesWithIp(a.spec.address).some((s) => !isPlaceholder(s, this.store.placeholderNamespace) && !sameHolder(serviceHolder(s), self)),
     );
     return current !== undefined && others ? current : undefined;
   }

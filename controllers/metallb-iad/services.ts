@@ -1,6 +1,6 @@
 /** Reading and shaping Services: what MetalLB gave them, whom an address authorizes, the pin coming off. */
 import type { V1Service } from '@kubernetes/client-node';
-import { holdersOf, METALLB_ADDRESS_ANNOTATIONS, METALLB_SHARING_ANNOTATIONS, sameHolder, type IPAddress } from '../../api/v1alpha1/index.js';
+import { holdersOf, METALLB_ADDRESS_ANNOTATIONS, METALLB_SHARING_ANNOTATIONS, sameHolder, type AssociatedTo, type IPAddress } from '../../api/v1alpha1/index.js';
 import type { KubeObject } from '../runtime/kube.js';
 import { CARRIER_LABEL, isDriverSharingKey, PIN_ANNOTATION, PINNED_ANNOTATION, SHARING_ANNOTATION } from './well-known.js';
 
@@ -17,9 +17,14 @@ export function ingressIps(service: V1Service): string[] {
   return (service.status?.loadBalancer?.ingress ?? []).map((i) => i.ip ?? '').filter(Boolean);
 }
 
+/** A Service as an address's status names a holder. */
+export function serviceHolder(service: V1Service): AssociatedTo {
+  return { kind: 'Service', namespace: service.metadata?.namespace ?? '', name: service.metadata?.name ?? '' };
+}
+
 /** Whether a Service is authorized to carry this address: one of the workloads its status names. */
 export function authorizes(address: IPAddress, service: V1Service): boolean {
-  const it = { kind: 'Service', namespace: service.metadata?.namespace ?? '', name: service.metadata?.name ?? '' };
+  const it = serviceHolder(service);
   return holdersOf(address.status).some((h) => sameHolder(h, it));
 }
 

@@ -14,6 +14,7 @@ import { isDeepStrictEqual } from 'node:util';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClaim, createClass, crd, expectLedgerClean, holdsOf, startPlatform, type Cr, type Platform } from './support/platform.js';
+import { holdersOf, type IPAddressStatus } from '../../api/v1alpha1/index.js';
 import type { ControllerProcess } from './support/controller-process.js';
 import { waitFor } from './support/ports.js';
 import { recordScenario } from './support/summary.js';
@@ -239,10 +240,7 @@ describe('a Shared claim', () => {
   });
   const attached = async (name: string) =>
     ((await readService(name)).status?.conditions ?? []).find((c) => c.type === 'local.sdn.cozystack.io/Attached');
-  const holders = async (addressName: string) => {
-    const status = (await getAddress(addressName)).status ?? {};
-    return status.associatedTo ? [status.associatedTo, ...(status.sharedWith ?? [])] : [];
-  };
+  const holders = async (addressName: string) => holdersOf((await getAddress(addressName)).status as IPAddressStatus | undefined);
   const setSharing = (claim: string, sharing: string) =>
     admin().custom.patchNamespacedCustomObject(
       { ...crd('ipaddressclaims'), namespace: NS, name: claim, body: { spec: { sharing } } },

@@ -7,7 +7,7 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { METALLB_PROVISIONER, requestedFamilies } from '../../../api/v1alpha1/index.js';
+import { holdersOf, METALLB_PROVISIONER, requestedFamilies, type IPAddressStatus } from '../../../api/v1alpha1/index.js';
 import { canonicalIp, familyOf } from '../../../api/ip.js';
 import { systemPackageDir } from '../../support/synth.js';
 import { binaries } from './binaries.js';
@@ -309,7 +309,7 @@ export async function auditLedger(admin: Platform['admin']): Promise<{ problems:
   // Several Services on one IP are a Shared claim's carriers only when its address names each of them.
   const sharers = new Map<string, Set<string>>();
   for (const a of addresses) {
-    const names = ((a.status?.associatedTo ? [a.status.associatedTo, ...(a.status.sharedWith ?? [])] : []) as { kind: string; namespace: string; name: string }[])
+    const names = holdersOf(a.status as IPAddressStatus | undefined)
       .filter((h) => h.kind === 'Service')
       .map((h) => `${h.namespace}/${h.name}`);
     const ip = canonicalIp(a.spec.address);
