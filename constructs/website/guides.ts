@@ -23,7 +23,7 @@ const REASONS: readonly [string, string, string][] = [
   ['Provisioned', 'FamilyNotServed', 'The class has no range of the claim\'s family (an IPv6 claim on an IPv4-only class).'],
   ['Provisioned', 'BackendNotReady', 'The class\'s MetalLB pool is not written; the class\'s `BackendReady` condition says why.'],
   ['Bound', 'AddressLost', 'The address left the class (its range was removed). Put the range back; the claim recovers.'],
-  ['Attached', 'WrongFamily, LoadBalancerClassMismatch, AssociationRejected, ClaimNotBound', 'A Service names the claim but cannot carry it; the Service\'s `Attached` condition says which.'],
+  ['Attached', 'WrongFamily, LoadBalancerClassMismatch, AssociationRejected, PortInUse, BackendMismatch, ClaimNotBound', 'A Service names the claim but cannot carry it; the Service\'s `Attached` condition says which.'],
 ];
 
 export function adminGuide(): string {
